@@ -1,0 +1,118 @@
+"""The filesystem seam: the only way the engine touches storage.
+
+Invariants:
+- Text in and out is raw (BOM and CRLF as stored); the patcher normalizes, unless the
+  filesystem says its text for a path is already a normalized view (`normalized_view`), as the
+  notebook projection does: there a CR inside a line is content and must survive.
+- `write_text` returns `WriteResult(text=...)`, the text as it actually landed, so adapters that
+  transform on save (notebook normalization, jupytext, format-on-save) can say so.
+- A missing file is `NotFoundError` (or anything `is_not_found` accepts).
+
+Implementations may subclass `Filesystem` to inherit the defaults below; the patcher also
+accepts any object with `read_text` and `write_text` and supplies the defaults itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from .errors import is_not_found
+
+
+@dataclass(frozen=True, slots=True)
+class WriteResult:
+    """What a write produced: the text as it landed (raw, as `read_text` would return it)."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class LineRebase:
+    """A safe mapping of snapshot line numbers to live line numbers, for every line asked.
+
+    `notes` say in words what moved (e.g. "cell load-data moved from line 12 to 19").
+    """
+
+    mapping: Mapping[int, int]
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RebaseRefusal:
+    """Why a stale edit cannot be rebased: a message for the agent and the live lines to mark
+    as changed in the context shown with the rejection (1-based, live numbering)."""
+
+    reason: str
+    changed_live_lines: tuple[int, ...] = ()
+    context_live_lines: tuple[int, ...] = field(default_factory=tuple)
+
+
+@runtime_checkable
+class Filesystem(Protocol):
+    """Async text storage addressed by path."""
+
+    async def read_text(self, path: str) -> str:
+        """The file's raw text; a missing file raises `NotFoundError`."""
+        ...
+
+    async def write_text(self, path: str, content: str) -> WriteResult:
+        """Write atomically and report the text as it landed."""
+        ...
+
+    async def preflight_write(self, path: str) -> None:
+        """Raise before any work if `path` can certainly not be written (default: no check)."""
+        return None
+
+    async def exists(self, path: str) -> bool:
+        """Whether `path` exists (default: probe `read_text`)."""
+        try:
+            await self.read_text(path)
+        except Exception as err:
+            if is_not_found(err):
+                return False
+            raise
+        return True
+
+    async def canonical_path(self, path: str) -> str:
+        """The key under which snapshots of `path` are stored (default: `path` itself)."""
+        return path
+
+    def normalized_view(self, path: str) -> bool:
+        """True when `read_text(path)` is already LF text whose CRs are content (default False)."""
+        return False
+
+
+@runtime_checkable
+class LineRebaser(Protocol):
+    """Optional capability of a filesystem: rebase a stale edit by the structure it knows.
+
+    The notebook filesystem implements this with cell ids (a person editing cell 3 never stales
+    an agent's edit to cell 7). Return `None` to let the patcher use its plain text rule.
+    """
+
+    def rebase_lines(
+        self, path: str, snapshot_text: str, live_text: str, lines: frozenset[int]
+    ) -> LineRebase | RebaseRefusal | None: ...
+
+
+@runtime_checkable
+class ViewAnnotator(Protocol):
+    """Optional capability: annotation rows shown after numbered lines of a read view.
+
+    Annotations (e.g. a notebook cell's output summary) are never part of the text and never
+    parsed back. `text` is the exact text `read_text(path)` just returned.
+    """
+
+    def annotate_view(self, path: str, text: str) -> Mapping[int, tuple[str, ...]]: ...
+
+
+@runtime_checkable
+class CellSelector(Protocol):
+    """Optional capability: the line numbers (1-based) that belong to the named cells.
+
+    Raises `AnchorError` naming the known ids when an id is not in `text`.
+    """
+
+    def select_cells(self, path: str, text: str, cell_ids: tuple[str, ...]) -> frozenset[int]: ...

@@ -1,0 +1,67 @@
+"""Text normalization and the section tag.
+
+Invariants:
+- `normalize(raw).text` never contains CR line breaks or a BOM; `restore(normalize(raw))`
+  gives back `raw` whenever `raw` used one line ending consistently.
+- `section_tag(text)` is xxHash32 (seed 0) of the text with trailing spaces, tabs and CRs
+  removed from every line, low 16 bits, as 4 uppercase hex digits. It is an address, never a
+  proof of identity: 1 in 65,536 different texts share a tag.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import xxhash
+
+BOM = "\ufeff"
+_TRAILING_WS = re.compile(r"[ \t\r]+$", re.MULTILINE)
+
+
+@dataclass(frozen=True, slots=True)
+class Normalized:
+    """Text with LF line endings, plus what is needed to write it back as it was."""
+
+    text: str
+    bom: bool
+    eol: str  # "\n" or "\r\n": the ending of the first line break of the raw text
+
+
+def normalize(raw: str) -> Normalized:
+    """Strip a BOM, detect the line ending from the first break, convert CRLF and CR to LF."""
+    bom = raw.startswith(BOM)
+    if bom:
+        raw = raw[1:]
+    eol = "\n"
+    first_cr = raw.find("\r")
+    if first_cr != -1:
+        first_lf = raw.find("\n")
+        if first_lf == -1 or first_cr < first_lf:
+            eol = "\r\n" if raw.startswith("\r\n", first_cr) else "\n"
+    if "\r" in raw:
+        raw = raw.replace("\r\n", "\n").replace("\r", "\n")
+    return Normalized(raw, bom, eol)
+
+
+def restore(text: str, bom: bool, eol: str) -> str:
+    """Inverse of `normalize` for LF text: put back the line ending and the BOM."""
+    if eol != "\n":
+        text = text.replace("\n", eol)
+    return BOM + text if bom else text
+
+
+def section_tag(text: str) -> str:
+    """The 4-hex-digit tag of a normalized text (see the module docstring)."""
+    stripped = _TRAILING_WS.sub("", text)
+    return f"{xxhash.xxh32_intdigest(stripped.encode('utf-8', 'surrogatepass')) & 0xFFFF:04X}"
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines of a normalized text without their LF; "" has no lines, "a\\n" has one."""
+    if not text:
+        return []
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return lines

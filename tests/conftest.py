@@ -1,0 +1,24 @@
+"""Suite-wide fixtures.
+
+pytest only honours `pytest_plugins` in the top-level conftest, so every plugin the suite uses
+is declared here. pytest-jupyter's core plugin also runs `async def` tests in an event loop.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytest_jupyter.jupyter_core"]
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CORPUS_DIR = REPO_ROOT.parent / "shared" / "corpus"
+
+
+@pytest.fixture(scope="session")
+def corpus_dir() -> Path:
+    """The shared corpus of real notebooks; tests that need it skip where it is absent."""
+    if not (CORPUS_DIR / "MANIFEST.tsv").is_file():
+        pytest.skip(f"the shared notebook corpus is not present at {CORPUS_DIR}")
+    return CORPUS_DIR
