@@ -27,7 +27,7 @@ dev: $(VENV)/.installed
 
 lab: dev
 	$(BIN)/jupyter lab --allow-root --no-browser --ip=127.0.0.1 --port=$(PORT) \
-	    --ServerApp.root_dir=examples
+	    --ServerApp.root_dir=examples $(LAB_ARGS)
 
 lint: dev
 	$(BIN)/ruff check jupyter_hashline tests bench
