@@ -107,6 +107,13 @@ class WriteFailedError(HashlineError):
     kind = "write_failed"
 
 
+class StoreBusyError(HashlineError):
+    """The snapshot store stayed locked by another process past its timeout; nothing changed."""
+
+    status = 503
+    kind = "store_busy"
+
+
 def is_not_found(err: BaseException | None) -> bool:
     """True when `err` or anything in its `__cause__`/`__context__` chain means "no such file"."""
     seen: set[int] = set()

@@ -1,0 +1,233 @@
+"""A `Filesystem` over real files: confined to a root, strict UTF-8, atomic writes.
+
+Invariants:
+- Paths: with a `root`, a relative path is taken relative to the root and an absolute path is
+  a real absolute path, accepted only if it lies inside the root (a leading `/` does NOT mean
+  the root, unlike the server's API paths). Every path is resolved, symlinks included, before
+  use; anything that lands outside the root (`..`, an absolute path elsewhere, a symlink
+  leading out, a NUL character) is refused with `PathOutsideRootError`. Symlinks that stay
+  inside the root are followed: reads and writes go to the file they point at, and the link
+  itself is kept. Without a root, paths are used as given (relative to the working directory).
+- `canonical_path` is the resolved path relative to the root as a POSIX string (absolute
+  when there is no root), so `a/../b.py`, `./b.py` and a link to `b.py` share one store key.
+- Reads return the exact text on disk: bytes decoded as strict UTF-8 with no newline
+  translation, so a BOM and CRLF stay visible to the patcher. Undecodable bytes or a NUL
+  character mean `NotTextError`; a missing file `NotFoundError`.
+- Writes are atomic: a temp file in the target's directory, fsync, `os.replace`. An existing
+  file keeps its permission bits; a new file gets the usual mode (0o666 minus the umask).
+  Missing parent directories are created (always inside the root: the target was confined
+  first, and new directories cannot be symlinks). A read-only file (no write bit) is refused,
+  even for a superuser. Any failure raises `WriteFailedError` with the OS reason, leaves the
+  old file intact and removes the temp file.
+- Blocking I/O runs in a worker thread (`asyncio.to_thread`), never on the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import os
+import secrets
+import stat
+from pathlib import Path
+
+from .errors import (
+    HashlineError,
+    NotFoundError,
+    NotTextError,
+    PathOutsideRootError,
+    WriteFailedError,
+)
+from .filesystem import Filesystem, WriteResult
+
+__all__ = ["DiskFilesystem"]
+
+_NEW_FILE_MODE = 0o666  # the kernel applies the umask at creation
+
+
+class DiskFilesystem(Filesystem):
+    """Text files on the local disk, optionally confined to `root`."""
+
+    def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
+        if root is None:
+            self.root: Path | None = None
+            return
+        resolved = Path(root).resolve()
+        if not resolved.is_dir():
+            raise NotFoundError(
+                os.fspath(root), f"Root directory not found: {os.fspath(root)}. Create it first."
+            )
+        self.root = resolved
+
+    def __repr__(self) -> str:
+        return f"DiskFilesystem(root={os.fspath(self.root) if self.root else None!r})"
+
+    # -- the Filesystem protocol ---------------------------------------------------------------
+
+    async def read_text(self, path: str) -> str:
+        target = self.resolve(path)
+        return await asyncio.to_thread(_read_text, path, target)
+
+    async def write_text(self, path: str, content: str) -> WriteResult:
+        target = self.resolve(path)
+        await asyncio.to_thread(_write_text, path, target, content)
+        return WriteResult(text=content)
+
+    async def preflight_write(self, path: str) -> None:
+        """Refuse early: escapes, read-only files, directories, unwritable parents."""
+        target = self.resolve(path)
+        _check_writable(path, target)
+
+    async def exists(self, path: str) -> bool:
+        return self.resolve(path).is_file()
+
+    async def canonical_path(self, path: str) -> str:
+        target = self.resolve(path)
+        if self.root is None:
+            return target.as_posix()
+        return target.relative_to(self.root).as_posix()
+
+    # -- path confinement ----------------------------------------------------------------------
+
+    def resolve(self, path: str) -> Path:
+        """The real location of `path` (symlinks followed); escapes raise."""
+        if "\x00" in path:
+            raise PathOutsideRootError(f"Refused path {path!r}: it contains a NUL character.")
+        if self.root is None:
+            return Path(path).resolve()
+        candidate = Path(path) if os.path.isabs(path) else self.root / path
+        if not _is_inside(Path(os.path.normpath(candidate)), self.root):
+            raise PathOutsideRootError(
+                f"Refused path {path}: it is outside the root {self.root}. "
+                "Use a path relative to the root, without `..` leading out of it."
+            )
+        resolved = candidate.resolve()
+        if not _is_inside(resolved, self.root):
+            raise PathOutsideRootError(
+                f"Refused path {path}: a symlink leads outside the root {self.root} "
+                f"(to {resolved}). Only files inside the root can be read or written."
+            )
+        return resolved
+
+
+def _is_inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+# -- blocking work (runs in a worker thread) ---------------------------------------------------
+
+
+def _read_text(path: str, target: Path) -> str:
+    try:
+        data = target.read_bytes()
+    except (FileNotFoundError, NotADirectoryError) as err:
+        raise NotFoundError(path) from err
+    except IsADirectoryError as err:
+        raise NotTextError(f"{path} is a directory, not a text file. Read a file in it.") from err
+    except OSError as err:
+        raise HashlineError(f"Could not read {path}: {err.strerror or err}.") from err
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise NotTextError(
+            f"{path} is not UTF-8 text (undecodable byte at offset {err.start}); "
+            "only UTF-8 text files can be read and edited."
+        ) from err
+    if "\x00" in text:
+        raise NotTextError(f"{path} contains NUL bytes: it looks binary and cannot be edited.")
+    return text
+
+
+def _encode_content(path: str, content: str) -> bytes:
+    if "\x00" in content:
+        raise NotTextError(f"Refused to write {path}: the text contains a NUL character.")
+    try:
+        return content.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise NotTextError(
+            f"Refused to write {path}: character {content[err.start]!r} at offset {err.start} "
+            "cannot be encoded as UTF-8. Remove it and try again."
+        ) from err
+
+
+def _check_writable(path: str, target: Path) -> None:
+    """Raise `WriteFailedError` when a write to `target` would certainly fail."""
+    try:
+        info = target.stat()
+    except FileNotFoundError:
+        info = None
+    except OSError as err:
+        raise _write_failed(path, err) from err
+    if info is not None:
+        if stat.S_ISDIR(info.st_mode):
+            raise WriteFailedError(f"Cannot write {path}: it is a directory.")
+        if not info.st_mode & 0o222 or not os.access(target, os.W_OK):
+            raise WriteFailedError(
+                f"Cannot write {path}: the file is read-only. Nothing was changed; make it "
+                "writable first or write somewhere else."
+            )
+    ancestor = _nearest_existing(target.parent)
+    if not ancestor.is_dir():
+        raise WriteFailedError(f"Cannot write {path}: {ancestor} is not a directory.")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise WriteFailedError(f"Cannot write {path}: the directory {ancestor} is not writable.")
+
+
+def _nearest_existing(directory: Path) -> Path:
+    while not directory.exists() and directory != directory.parent:
+        directory = directory.parent
+    return directory
+
+
+def _write_text(path: str, target: Path, content: str) -> None:
+    data = _encode_content(path, content)
+    _check_writable(path, target)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else None
+    except OSError as err:
+        raise _write_failed(path, err) from err
+    temp = target.with_name(f".{target.name}.{secrets.token_hex(6)}.hashline-tmp")
+    try:
+        _write_temp(temp, data, mode)
+        os.replace(temp, target)
+    except BaseException as err:
+        with contextlib.suppress(OSError):
+            temp.unlink(missing_ok=True)
+        if isinstance(err, OSError):
+            raise _write_failed(path, err) from err
+        raise
+    _fsync_directory(target.parent)
+
+
+def _write_temp(temp: Path, data: bytes, mode: int | None) -> None:
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _NEW_FILE_MODE)
+    try:
+        if mode is not None:
+            os.fchmod(fd, mode)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_directory(directory: Path) -> None:
+    """Make the rename durable; best effort (some filesystems refuse directory fsync)."""
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _write_failed(path: str, err: OSError) -> WriteFailedError:
+    reason = err.strerror or str(err)
+    if err.errno == errno.ENOSPC:
+        reason += " (the disk is full)"
+    return WriteFailedError(
+        f"Could not write {path}: {reason}. Nothing was changed; the previous content is intact."
+    )

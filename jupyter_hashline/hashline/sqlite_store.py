@@ -1,0 +1,409 @@
+"""A persistent `SnapshotStore` in one SQLite file: tags and seen lines survive restarts.
+
+Invariants (on top of the `SnapshotStore` contract in store.py):
+- Same bounds and recency rules as `InMemorySnapshotStore`: at most `max_versions_per_path`
+  versions per path (the least recently recorded goes first) and at most `max_paths` paths (the
+  least recently used goes first; "used" = a version recorded or seen lines added).
+- Order is kept by one counter stored in the file, never by the clock, so several processes
+  sharing the file agree on "newest" even when their clocks tie or disagree.
+- Texts and paths are stored as UTF-8 BLOBs with `surrogatepass`, so every Python `str`
+  (lone surrogates from undecodable file names included) round-trips exactly. Dedup compares
+  the full text (a SHA-256 column only narrows the search).
+- Thread-safe: one connection guarded by a lock; every write is one `BEGIN IMMEDIATE`
+  transaction, so other processes see all of it or none of it. WAL mode lets readers in other
+  processes proceed while one writes.
+- The schema is versioned with `PRAGMA user_version`. A file that is not a usable store
+  (garbage, corruption, a foreign or newer schema) is moved aside to `<name>.corrupt-<ms>`
+  (with its `-wal`/`-shm` companions), a warning is logged, and a fresh store starts;
+  `recovered_from` names the moved file. A database locked by another process past
+  `busy_timeout_s` raises `StoreBusyError`, never hangs and never moves the file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from .errors import StoreBusyError
+from .memory_store import Clock, wall_clock_ms
+from .store import Snapshot
+from .text import section_tag
+
+__all__ = ["SCHEMA_VERSION", "SqliteSnapshotStore"]
+
+SCHEMA_VERSION = 1
+MEMORY = ":memory:"
+
+_log = logging.getLogger(__name__)
+_T = TypeVar("_T")
+
+_SCHEMA = """
+CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+INSERT INTO counters (name, value) VALUES ('seq', 0);
+CREATE TABLE paths (path BLOB PRIMARY KEY, used_seq INTEGER NOT NULL);
+CREATE TABLE versions (
+    id INTEGER PRIMARY KEY,
+    path BLOB NOT NULL REFERENCES paths (path) ON DELETE CASCADE,
+    text BLOB NOT NULL,
+    text_sha256 BLOB NOT NULL,
+    tag TEXT NOT NULL,
+    recorded_at_ms INTEGER NOT NULL,
+    seq INTEGER NOT NULL
+);
+CREATE INDEX versions_by_path ON versions (path, seq);
+CREATE INDEX versions_by_tag ON versions (path, tag, seq);
+CREATE INDEX versions_by_text ON versions (path, text_sha256);
+CREATE TABLE seen (
+    version_id INTEGER NOT NULL REFERENCES versions (id) ON DELETE CASCADE,
+    line INTEGER NOT NULL,
+    PRIMARY KEY (version_id, line)
+) WITHOUT ROWID;
+"""
+_TABLES = frozenset({"counters", "paths", "versions", "seen"})
+
+_BUSY_CODES = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED
+_CORRUPT_CODES = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
+
+
+class _UnusableStore(sqlite3.DatabaseError):
+    """A readable SQLite file that is not a store this version can use."""
+
+
+def _encode(value: str) -> bytes:
+    return value.encode("utf-8", "surrogatepass")
+
+
+def _decode(blob: bytes) -> str:
+    return blob.decode("utf-8", "surrogatepass")
+
+
+def _error_code(err: sqlite3.Error) -> int | None:
+    code = getattr(err, "sqlite_errorcode", None)
+    return code & 0xFF if isinstance(code, int) else None
+
+
+def _is_busy(err: sqlite3.Error) -> bool:
+    code = _error_code(err)
+    if code is not None:
+        return code in _BUSY_CODES
+    text = str(err).lower()
+    return "locked" in text or "busy" in text
+
+
+def _is_corruption(err: sqlite3.Error) -> bool:
+    if isinstance(err, _UnusableStore):
+        return True
+    code = _error_code(err)
+    if code is not None:
+        return code in _CORRUPT_CODES
+    text = str(err).lower()
+    return "malformed" in text or "not a database" in text
+
+
+class SqliteSnapshotStore:
+    """Snapshots in a SQLite file, shared by threads and processes; see the module docstring."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        max_versions_per_path: int = 64,
+        clock: Clock | None = None,
+        *,
+        max_paths: int = 512,
+        busy_timeout_s: float = 5.0,
+    ) -> None:
+        self.path = Path(path) if str(path) != MEMORY else None
+        self.max_versions_per_path = _positive("max_versions_per_path", max_versions_per_path)
+        self.max_paths = _positive("max_paths", max_paths)
+        self.busy_timeout_s = busy_timeout_s
+        self.recovered_from: Path | None = None
+        self.recovery_reason: str | None = None
+        self._clock: Clock = clock or wall_clock_ms
+        self._lock = threading.RLock()
+        self._conn = self._open()
+
+    def __repr__(self) -> str:
+        return f"SqliteSnapshotStore({str(self.path or MEMORY)!r})"
+
+    def close(self) -> None:
+        """Close the connection; the store cannot be used afterwards."""
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> SqliteSnapshotStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- lookups -------------------------------------------------------------------------------
+
+    def head(self, path: str) -> Snapshot | None:
+        history = self._history(path, limit=1)
+        return history[0] if history else None
+
+    def history(self, path: str) -> list[Snapshot]:
+        return self._history(path, limit=-1)
+
+    def by_hash(self, path: str, tag: str) -> Snapshot | None:
+        sql = (
+            "SELECT text, tag, recorded_at_ms FROM versions WHERE path = ? AND tag = ?"
+            " ORDER BY seq DESC LIMIT 1"
+        )
+        rows = self._read(sql, (_encode(path), tag))
+        return Snapshot(path, _decode(rows[0][0]), rows[0][1], rows[0][2]) if rows else None
+
+    def seen_lines(self, path: str, tag: str) -> frozenset[int]:
+        """Lines shown of the most recent version of `path` with `tag` (empty if none)."""
+        sql = (
+            "SELECT line FROM seen WHERE version_id = (SELECT id FROM versions"
+            " WHERE path = ? AND tag = ? ORDER BY seq DESC LIMIT 1)"
+        )
+        return frozenset(row[0] for row in self._read(sql, (_encode(path), tag)))
+
+    def paths(self) -> list[str]:
+        """Tracked paths, most recently used first."""
+        rows = self._read("SELECT path FROM paths ORDER BY used_seq DESC", ())
+        return [_decode(row[0]) for row in rows]
+
+    # -- updates -------------------------------------------------------------------------------
+
+    def record(self, path: str, full_text: str) -> str:
+        """Store `full_text` as the newest version of `path` and return its tag (read fusion)."""
+        tag = section_tag(full_text)
+        key, blob, now = _encode(path), _encode(full_text), self._clock()
+        digest = hashlib.sha256(blob).digest()
+
+        def write(conn: sqlite3.Connection) -> None:
+            seq = self._touch(conn, key)
+            found = conn.execute(
+                "SELECT id FROM versions WHERE path = ? AND text_sha256 = ? AND text = ?",
+                (key, digest, blob),
+            ).fetchone()
+            if found:
+                conn.execute(
+                    "UPDATE versions SET seq = ?, recorded_at_ms = ? WHERE id = ?",
+                    (seq, now, found[0]),
+                )
+                return
+            conn.execute(
+                "INSERT INTO versions (path, text, text_sha256, tag, recorded_at_ms, seq)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (key, blob, digest, tag, now, seq),
+            )
+            self._trim_versions(conn, key)
+            self._evict_paths(conn)
+
+        self._write(write)
+        return tag
+
+    def record_seen_lines(self, path: str, tag: str, lines: Iterable[int]) -> None:
+        """Add `lines` to the most recent version of `path` with `tag`; no such version: no-op."""
+        key, numbers = _encode(path), sorted({int(n) for n in lines})
+
+        def write(conn: sqlite3.Connection) -> None:
+            found = conn.execute(
+                "SELECT id FROM versions WHERE path = ? AND tag = ? ORDER BY seq DESC LIMIT 1",
+                (key, tag),
+            ).fetchone()
+            if found is None:
+                return
+            conn.executemany(
+                "INSERT OR IGNORE INTO seen (version_id, line) VALUES (?, ?)",
+                [(found[0], n) for n in numbers],
+            )
+            self._touch(conn, key)
+
+        self._write(write)
+
+    def invalidate(self, path: str) -> None:
+        """Forget every version of `path` (and its seen lines)."""
+        self._write(lambda conn: conn.execute("DELETE FROM paths WHERE path = ?", (_encode(path),)))
+
+    def clear(self) -> None:
+        """Forget everything (the file and its schema stay)."""
+        self._write(lambda conn: conn.execute("DELETE FROM paths"))
+
+    # -- statements (caller is inside a write transaction) -------------------------------------
+
+    def _touch(self, conn: sqlite3.Connection, key: bytes) -> int:
+        conn.execute("UPDATE counters SET value = value + 1 WHERE name = 'seq'")
+        seq: int = conn.execute("SELECT value FROM counters WHERE name = 'seq'").fetchone()[0]
+        conn.execute(
+            "INSERT INTO paths (path, used_seq) VALUES (?, ?)"
+            " ON CONFLICT (path) DO UPDATE SET used_seq = excluded.used_seq",
+            (key, seq),
+        )
+        return seq
+
+    def _trim_versions(self, conn: sqlite3.Connection, key: bytes) -> None:
+        conn.execute(
+            "DELETE FROM versions WHERE path = ? AND id NOT IN"
+            " (SELECT id FROM versions WHERE path = ? ORDER BY seq DESC LIMIT ?)",
+            (key, key, self.max_versions_per_path),
+        )
+
+    def _evict_paths(self, conn: sqlite3.Connection) -> None:
+        conn.execute(
+            "DELETE FROM paths WHERE path NOT IN"
+            " (SELECT path FROM paths ORDER BY used_seq DESC LIMIT ?)",
+            (self.max_paths,),
+        )
+
+    def _history(self, path: str, limit: int) -> list[Snapshot]:
+        sql = (
+            "SELECT text, tag, recorded_at_ms FROM versions WHERE path = ?"
+            " ORDER BY seq DESC LIMIT ?"
+        )
+        rows = self._read(sql, (_encode(path), limit))
+        return [Snapshot(path, _decode(text), tag, at) for text, tag, at in rows]
+
+    # -- running statements: locking, busy and corruption handling -----------------------------
+
+    def _read(self, sql: str, params: tuple[object, ...]) -> list[Any]:
+        def run(conn: sqlite3.Connection) -> list[Any]:
+            return conn.execute(sql, params).fetchall()
+
+        return self._run(run)
+
+    def _write(self, work: Callable[[sqlite3.Connection], object]) -> None:
+        def run(conn: sqlite3.Connection) -> None:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                work(conn)
+            except BaseException:
+                conn.rollback()
+                raise
+            conn.commit()
+
+        self._run(run)
+
+    def _run(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
+        """Run `operation` under the lock; recover once if the file turned out corrupt."""
+        with self._lock:
+            try:
+                return self._guarded(operation)
+            except sqlite3.DatabaseError as err:
+                if not _is_corruption(err) or self.path is None:
+                    raise
+                self._conn.close()
+                self._move_aside(err)
+                self._conn = self._open()
+                return self._guarded(operation)
+
+    def _guarded(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
+        try:
+            return operation(self._conn)
+        except sqlite3.OperationalError as err:
+            if _is_busy(err):
+                raise self._busy_error(err) from err
+            raise
+
+    def _busy_error(self, err: sqlite3.Error) -> StoreBusyError:
+        return StoreBusyError(
+            f"The snapshot store {self.path} stayed locked by another process for "
+            f"{self.busy_timeout_s:g} s ({err}). Nothing was recorded; retry the request, or "
+            "find the process holding the store open and let it finish."
+        )
+
+    # -- opening and recovery ------------------------------------------------------------------
+
+    def _open(self) -> sqlite3.Connection:
+        try:
+            return self._connect_and_prepare()
+        except sqlite3.DatabaseError as err:
+            if _is_busy(err):
+                raise self._busy_error(err) from err
+            if self.path is None:
+                raise
+            self._move_aside(err)
+            return self._connect_and_prepare()
+
+    def _connect_and_prepare(self) -> sqlite3.Connection:
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        target = str(self.path) if self.path is not None else MEMORY
+        conn = sqlite3.connect(
+            target, timeout=self.busy_timeout_s, isolation_level=None, check_same_thread=False
+        )
+        try:
+            _prepare(conn)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _move_aside(self, err: sqlite3.Error) -> None:
+        assert self.path is not None
+        stamp = self._clock()
+        target = self.path.with_name(f"{self.path.name}.corrupt-{stamp}")
+        counter = 0
+        while target.exists():
+            counter += 1
+            target = self.path.with_name(f"{self.path.name}.corrupt-{stamp}-{counter}")
+        for suffix in ("-wal", "-shm"):
+            companion = self.path.with_name(self.path.name + suffix)
+            if companion.exists():
+                os.replace(companion, target.with_name(target.name + suffix))
+        if self.path.exists():
+            os.replace(self.path, target)
+        self.recovered_from, self.recovery_reason = target, str(err)
+        _log.warning(
+            "Snapshot store %s was unusable (%s); moved it to %s and started a fresh store. "
+            "Tags issued before this point are unknown: agents must re-read files.",
+            self.path,
+            err,
+            target,
+        )
+
+
+def _prepare(conn: sqlite3.Connection) -> None:
+    """Check the file is a usable store (creating the schema if it is new), then set pragmas."""
+    conn.execute("PRAGMA foreign_keys = ON")
+    check = conn.execute("PRAGMA quick_check").fetchone()
+    if check is None or check[0] != "ok":
+        raise _UnusableStore(f"integrity check failed: {check}")
+    version, tables = _schema_state(conn)
+    if version == 0 and not tables:
+        _create_schema(conn)
+        version, tables = _schema_state(conn)
+    if version > SCHEMA_VERSION:
+        raise _UnusableStore(f"schema version {version} is newer than {SCHEMA_VERSION}")
+    if version != SCHEMA_VERSION or not _TABLES.issubset(tables):
+        raise _UnusableStore(f"not a jupyter-hashline snapshot store (tables: {sorted(tables)})")
+    # Only now that the file is known to be ours may it be changed (WAL is persistent).
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+
+
+def _schema_state(conn: sqlite3.Connection) -> tuple[int, set[str]]:
+    version: int = conn.execute("PRAGMA user_version").fetchone()[0]
+    rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+    return version, {row[0] for row in rows}
+
+
+def _create_schema(conn: sqlite3.Connection) -> None:
+    """Create the tables in one transaction, unless another process just did."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if _schema_state(conn) == (0, set()):
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    except BaseException:
+        conn.rollback()
+        raise
+    conn.commit()
+
+
+def _positive(name: str, value: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return value
