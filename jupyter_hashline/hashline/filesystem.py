@@ -23,9 +23,14 @@ from .errors import is_not_found
 
 @dataclass(frozen=True, slots=True)
 class WriteResult:
-    """What a write produced: the text as it landed (raw, as `read_text` would return it)."""
+    """What a write produced: the text as it landed (raw, as `read_text` would return it).
+
+    `warnings` are things the agent should hear about the write itself (e.g. a notebook
+    filesystem reporting the ids of new cells, or a cell's outputs dropped by a retype).
+    """
 
     text: str
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

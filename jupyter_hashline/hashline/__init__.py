@@ -1,0 +1,98 @@
+"""The hashline editing engine: pure, with storage behind two seams.
+
+A read shows `[path#TAG]` and numbered lines; an edit names that tag and line numbers; a stale
+edit is rebased only when provably safe, else rejected with what to do next. This package
+imports only the standard library and xxhash (a test checks it in a fresh interpreter); files
+and snapshots go through the `Filesystem` and `SnapshotStore` protocols.
+"""
+
+from __future__ import annotations
+
+from .apply import AppliedEdits, apply_edits, validate_edits
+from .disk import DiskFilesystem
+from .edits import Edit, EditOp, PatchSection
+from .errors import (
+    AnchorError,
+    HashlineError,
+    InvalidNotebookError,
+    NotFoundError,
+    NotTextError,
+    PatchSyntaxError,
+    PathOutsideRootError,
+    RepeatedNoOpError,
+    StaleTagError,
+    StoreBusyError,
+    TooLargeError,
+    UnknownTagError,
+    UnseenLinesError,
+    WriteFailedError,
+    is_not_found,
+)
+from .filesystem import (
+    CellSelector,
+    Filesystem,
+    LineRebase,
+    LineRebaser,
+    RebaseRefusal,
+    ViewAnnotator,
+    WriteResult,
+)
+from .memory_fs import InMemoryFilesystem
+from .memory_store import InMemorySnapshotStore
+from .parse import parse_patch, patch_schema
+from .patcher import Patcher, SeenLinesPolicy
+from .recovery import rebase_by_text
+from .results import PartialWriteError, PatchResult, ReadResult, SectionOp, SectionResult
+from .sqlite_store import SqliteSnapshotStore
+from .store import Snapshot, SnapshotStore
+from .text import Normalized, normalize, section_tag
+
+__all__ = [
+    "AnchorError",
+    "AppliedEdits",
+    "CellSelector",
+    "DiskFilesystem",
+    "Edit",
+    "EditOp",
+    "Filesystem",
+    "HashlineError",
+    "InMemoryFilesystem",
+    "InMemorySnapshotStore",
+    "InvalidNotebookError",
+    "LineRebase",
+    "LineRebaser",
+    "Normalized",
+    "NotFoundError",
+    "NotTextError",
+    "PartialWriteError",
+    "PatchResult",
+    "PatchSection",
+    "PatchSyntaxError",
+    "Patcher",
+    "PathOutsideRootError",
+    "ReadResult",
+    "RebaseRefusal",
+    "RepeatedNoOpError",
+    "SectionOp",
+    "SectionResult",
+    "SeenLinesPolicy",
+    "Snapshot",
+    "SnapshotStore",
+    "SqliteSnapshotStore",
+    "StaleTagError",
+    "StoreBusyError",
+    "TooLargeError",
+    "UnknownTagError",
+    "UnseenLinesError",
+    "ViewAnnotator",
+    "WriteFailedError",
+    "WriteResult",
+    "apply_edits",
+    "is_not_found",
+    "normalize",
+    "parse_patch",
+    "patch_schema",
+    "rebase_by_text",
+    "section_tag",
+    "validate_edits",
+]

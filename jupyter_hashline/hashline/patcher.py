@@ -1,0 +1,631 @@
+"""The patcher: reads that record what an agent saw, and edits that land only where safe.
+
+`Patcher(fs, store)` ties a `Filesystem` and a `SnapshotStore` together (DESIGN §2.4, §2.5).
+
+Invariants:
+- Nothing is applied to text the agent did not see: an edit applies to the live text only when
+  its tag's stored snapshot equals the live text (tags can collide, so the text is compared),
+  or when every anchor maps to the live text safely (insert head/tail only; the filesystem's
+  `LineRebaser`; else the plain text rule of recovery.py). Everything else is rejected.
+- Every rejection leaves files untouched and records the live text, so its tag becomes known.
+- A multi-file patch is prepared completely (read, checked, applied in memory) before the first
+  write; a write failing midway raises `PartialWriteError` saying which files landed.
+- The store records the text a write reports as landed, not the text intended.
+- BOM and line endings are restored on write unless the filesystem serves a normalized view.
+- No NUL is ever written; files over `max_file_bytes` and patches over `max_patch_bytes` are
+  refused before any work.
+- Edits to one path are serialized within a patcher (one asyncio lock per store key).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, cast
+
+from . import messages
+from .apply import AppliedEdits, apply_edits, validate_edits
+from .edits import Edit, PatchSection
+from .errors import (
+    HashlineError,
+    NotFoundError,
+    NotTextError,
+    RepeatedNoOpError,
+    StaleTagError,
+    TooLargeError,
+    UnknownTagError,
+    UnseenLinesError,
+    WriteFailedError,
+    is_not_found,
+)
+from .filesystem import CellSelector, LineRebase, LineRebaser, RebaseRefusal, ViewAnnotator
+from .parse import PatchInput, parse_patch
+from .recovery import rebase_by_text
+from .results import (
+    PartialWriteError,
+    PatchResult,
+    ReadResult,
+    SectionOp,
+    SectionResult,
+    build_preview,
+)
+from .store import Snapshot, SnapshotStore
+from .text import normalize, restore, section_tag, split_lines
+
+MiB = 1024 * 1024
+NOOP_ERROR_AT = 3
+NOOP_WINDOW_S = 600.0
+
+
+class SeenLinesPolicy(str, Enum):
+    """What to do with an edit anchored on lines the agent was never shown."""
+
+    REJECT = "reject"
+    WARN = "warn"
+    OFF = "off"
+
+
+@dataclass(frozen=True, slots=True)
+class _Live:
+    """One file as read now: store key, normalized text and how to write it back."""
+
+    path: str
+    key: str
+    text: str
+    bom: bool
+    eol: str
+    raw: str
+    view: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """A section checked and applied in memory, ready to write."""
+
+    section: PatchSection
+    live: _Live
+    applied: AppliedEdits
+    warnings: tuple[str, ...]
+    banner: str
+    carried_seen: frozenset[int]
+
+
+class Patcher:
+    """Reads and edits files through a filesystem, remembering snapshots in a store."""
+
+    def __init__(
+        self,
+        fs: Any,
+        store: SnapshotStore,
+        seen_lines: SeenLinesPolicy | str = SeenLinesPolicy.REJECT,
+        *,
+        max_patch_bytes: int = 16 * MiB,
+        max_file_bytes: int = 64 * MiB,
+        repair_echo: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.fs = fs
+        self.store = store
+        self.seen_lines = SeenLinesPolicy(seen_lines)
+        self.max_patch_bytes = max_patch_bytes
+        self.max_file_bytes = max_file_bytes
+        self.repair_echo = repair_echo
+        self._clock = clock
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._noop: tuple[str, int, float] | None = None
+
+    # -- reads ---------------------------------------------------------------------------------
+
+    async def read(
+        self,
+        path: str,
+        offset: int | None = None,
+        limit: int | None = None,
+        cells: Sequence[str] | str | None = None,
+    ) -> ReadResult:
+        """Show `path` with line numbers under `[path#TAG]`; record the snapshot and seen lines."""
+        live = await self._load(path, missing_hint="Check the path.")
+        lines = split_lines(live.text)
+        shown, notes = self._select(live, lines, offset, limit, cells)
+        tag = self.store.record(live.key, live.text)
+        self.store.record_seen_lines(live.key, tag, shown)
+        head = messages.header(path, tag)
+        annotations = self._annotations(path, live.raw)
+        rows = [head, *messages.view_rows(lines, shown, annotations), *notes]
+        return ReadResult(path, tag, head, "\n".join(rows), live.text)
+
+    def _select(
+        self,
+        live: _Live,
+        lines: Sequence[str],
+        offset: int | None,
+        limit: int | None,
+        cells: Sequence[str] | str | None,
+    ) -> tuple[range | list[int], list[str]]:
+        total = len(lines)
+        if offset is not None and offset < 1:
+            raise HashlineError(f"offset must be 1 or more (the first line is 1), got {offset}.")
+        if limit is not None and limit < 0:
+            raise HashlineError(f"limit must be 0 or more, got {limit}.")
+        first = offset or 1
+        last = total if limit is None else min(total, first + limit - 1)
+        shown: range | list[int] = range(first, last + 1)
+        if cells:
+            wanted = self._cell_lines(live, cells)
+            shown = [n for n in shown if n in wanted]
+        return shown, _read_notes(total, first, last, offset, limit, cells, shown)
+
+    def _cell_lines(self, live: _Live, cells: Sequence[str] | str) -> frozenset[int]:
+        ids = tuple(c.strip() for c in (cells.split(",") if isinstance(cells, str) else cells))
+        if not isinstance(self.fs, CellSelector):
+            raise HashlineError(
+                f"{live.path} has no cells: `cells` only works for notebooks. Read it with "
+                "offset/limit instead."
+            )
+        return self.fs.select_cells(live.path, live.raw, tuple(c for c in ids if c))
+
+    def _annotations(self, path: str, raw: str) -> Mapping[int, Sequence[str]]:
+        if isinstance(self.fs, ViewAnnotator):
+            return self.fs.annotate_view(path, raw)
+        return {}
+
+    # -- edits ---------------------------------------------------------------------------------
+
+    async def apply(self, patch: PatchInput | PatchSection) -> PatchResult:
+        """Apply an edit (text form, JSON form or parsed sections) to one or more files."""
+        self._check_patch_size(patch)
+        sections = parse_patch(patch)
+        keys = [await self._key(s.path) for s in sections]
+        _refuse_duplicates(sections, keys)
+        async with self._locked(keys):
+            prepared = [await self._prepare(s) for s in sections]
+            fingerprint = _fingerprint(sections)
+            if not any(p.applied.changed for p in prepared):
+                return self._noop_result(prepared, fingerprint)
+            self._noop = None
+            return await self._write_all(prepared)
+
+    async def write(self, path: str, content: str) -> PatchResult:
+        """Create or overwrite `path` with `content` (the write tool)."""
+        self._check_size(path, content, self.max_file_bytes, "The content")
+        key = await self._key(path)
+        async with self._locked([key]):
+            try:
+                live: _Live | None = await self._load(path)
+            except NotFoundError:
+                live = None
+            view = self._is_view(path)
+            text = content if view else normalize(content).text
+            if "\x00" in text:
+                raise NotTextError(
+                    f"The content for {path} contains a NUL character; text files never hold "
+                    "one. Nothing was written. Remove it (or write binary data another way)."
+                )
+            return await self._write_whole(path, key, live, text, view)
+
+    # -- loading -------------------------------------------------------------------------------
+
+    async def _key(self, path: str) -> str:
+        canonical = getattr(self.fs, "canonical_path", None)
+        return str(await canonical(path)) if canonical is not None else path
+
+    def _is_view(self, path: str) -> bool:
+        probe = getattr(self.fs, "normalized_view", None)
+        return bool(probe(path)) if probe is not None else False
+
+    async def _load(self, path: str, missing_hint: str | None = None) -> _Live:
+        hint = missing_hint or "Use the write tool to create new files."
+        try:
+            raw = await self.fs.read_text(path)
+        except UnicodeDecodeError:
+            raise _not_text(path) from None
+        except Exception as err:
+            if is_not_found(err):
+                raise NotFoundError(path, f"File not found: {path}. {hint}") from err
+            raise
+        self._check_size(path, raw, self.max_file_bytes, path)
+        if "\x00" in raw:
+            raise _not_text(path)
+        key = await self._key(path)
+        if self._is_view(path):
+            return _Live(path, key, raw, False, "\n", raw, True)
+        norm = normalize(raw)
+        return _Live(path, key, norm.text, norm.bom, norm.eol, raw, False)
+
+    def _check_size(self, path: str, text: str, limit: int, what: str) -> None:
+        size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+        if size > limit:
+            raise TooLargeError(
+                f"{what} is {size:,} bytes, over the limit of {limit:,} bytes, so it was not "
+                f"processed and nothing was written. Edit a smaller file or split the work."
+            )
+
+    def _check_patch_size(self, patch: object) -> None:
+        if isinstance(patch, str):
+            text = patch
+        elif isinstance(patch, PatchSection):
+            text = json.dumps(patch.to_json())
+        elif isinstance(patch, (list, tuple)) and patch and isinstance(patch[0], PatchSection):
+            text = json.dumps([cast(PatchSection, s).to_json() for s in patch])
+        else:
+            text = json.dumps(patch, default=str)
+        if len(text) > self.max_patch_bytes or len(text.encode()) > self.max_patch_bytes:
+            raise TooLargeError(
+                f"The edit is over the limit of {self.max_patch_bytes:,} bytes and was not "
+                "applied; nothing was written. Send smaller edits, or use the write tool for a "
+                "whole new file."
+            )
+
+    # -- preparing one section -----------------------------------------------------------------
+
+    async def _prepare(self, section: PatchSection) -> _Prepared:
+        live = await self._load(section.path)
+        preflight = getattr(self.fs, "preflight_write", None)
+        if preflight is not None:
+            await preflight(section.path)
+        snapshot = self.store.by_hash(live.key, section.tag)
+        if snapshot is None:
+            raise self._unknown_tag(section, live)
+        # Line numbers refer to the text the agent read: check them there, before anything else.
+        validate_edits(section.edits, len(split_lines(snapshot.text)), section.header)
+        if snapshot.text == live.text:
+            return self._prepare_fresh(section, live)
+        if section.edge_only:
+            return self._prepare_edges(section, live)
+        return self._prepare_stale(section, live, snapshot)
+
+    def _prepare_fresh(self, section: PatchSection, live: _Live) -> _Prepared:
+        warnings = self._check_seen(section, live.key, live.text)
+        applied = self._apply(section.edits, live, section.header)
+        seen = self.store.seen_lines(live.key, section.tag)
+        carried = frozenset(m for n in seen if (m := applied.map_line(n)) is not None)
+        return _Prepared(section, live, applied, tuple(warnings), "", carried)
+
+    def _prepare_edges(self, section: PatchSection, live: _Live) -> _Prepared:
+        current = messages.header(section.path, section_tag(live.text))
+        applied = self._apply(section.edits, live, current)
+        note = (
+            f"{section.path} changed since your read ({section.header} is not the current "
+            f"text); your insert head/tail rows were added to the current text {current}."
+        )
+        return _Prepared(section, live, applied, (note,), "", frozenset())
+
+    def _prepare_stale(self, section: PatchSection, live: _Live, snapshot: Snapshot) -> _Prepared:
+        warnings = self._check_seen(section, live.key, snapshot.text)
+        anchors = section.anchor_lines()
+        outcome = self._rebase(section.path, snapshot.text, live.text, anchors)
+        if isinstance(outcome, RebaseRefusal):
+            raise self._stale(section, live, outcome)
+        edits, refusal = _remap(section.edits, outcome.mapping)
+        if refusal is not None:
+            raise self._stale(section, live, refusal)
+        current = messages.header(section.path, section_tag(live.text))
+        applied = self._apply(edits, live, current)
+        banner = "recovered: " + "; ".join(outcome.notes or ("the file changed elsewhere",))
+        return _Prepared(section, live, applied, tuple(warnings), banner, frozenset())
+
+    def _apply(self, edits: Sequence[Edit], live: _Live, label: str) -> AppliedEdits:
+        applied = apply_edits(live.text, edits, repair_echo=self.repair_echo, label=label)
+        if "\x00" in applied.text:
+            raise NotTextError(
+                f"The edit would put a NUL character into {live.path}; text files never hold "
+                "one. Nothing was written. Remove the NUL from your rows and send it again."
+            )
+        self._check_size(live.path, applied.text, self.max_file_bytes, "The edited file")
+        return applied
+
+    def _rebase(
+        self, path: str, snapshot_text: str, live_text: str, anchors: frozenset[int]
+    ) -> LineRebase | RebaseRefusal:
+        if isinstance(self.fs, LineRebaser):
+            outcome = self.fs.rebase_lines(path, snapshot_text, live_text, anchors)
+            if outcome is not None:
+                return outcome
+        return rebase_by_text(snapshot_text, live_text, anchors)
+
+    # -- seen lines and rejections -------------------------------------------------------------
+
+    def _check_seen(self, section: PatchSection, key: str, shown_text: str) -> list[str]:
+        if self.seen_lines is SeenLinesPolicy.OFF:
+            return []
+        unseen = sorted(section.anchor_lines() - self.store.seen_lines(key, section.tag))
+        if not unseen:
+            return []
+        if self.seen_lines is SeenLinesPolicy.WARN:
+            return [
+                f"your edit names line(s) {messages.spans(unseen)} of {section.path}, which you "
+                "were never shown; applied anyway. Read before editing to avoid surprises."
+            ]
+        rows, truncated = messages.reveal_rows(split_lines(shown_text), unseen)
+        if not truncated:
+            self.store.record_seen_lines(key, section.tag, unseen)
+        raise UnseenLinesError(
+            messages.unseen_message(section.path, section.header, unseen, rows, truncated)
+        )
+
+    def _record_rejection(self, live: _Live, shown: Sequence[int]) -> str:
+        tag = self.store.record(live.key, live.text)
+        if shown:
+            self.store.record_seen_lines(live.key, tag, shown)
+        return tag
+
+    def _unknown_tag(self, section: PatchSection, live: _Live) -> UnknownTagError:
+        lines = split_lines(live.text)
+        shown = [n for n in sorted(section.anchor_lines()) if 1 <= n <= len(lines)]
+        rows, truncated = messages.reveal_rows(lines, shown)
+        tag = self._record_rejection(live, [] if truncated else shown)
+        current = messages.header(section.path, tag)
+        return UnknownTagError(
+            messages.unknown_tag_message(section.path, section.tag, current, rows)
+        )
+
+    def _stale(self, section: PatchSection, live: _Live, refusal: RebaseRefusal) -> StaleTagError:
+        lines = split_lines(live.text)
+        shown = [n for n in refusal.context_live_lines if 1 <= n <= len(lines)]
+        tag = self._record_rejection(live, shown)
+        changed = set(refusal.changed_live_lines)
+        rows = messages.marked_rows(lines, shown, changed)
+        current = messages.header(section.path, tag)
+        any_marked = any(n in changed for n in shown)
+        return StaleTagError(
+            messages.stale_message(section.path, refusal.reason, current, rows, any_marked)
+        )
+
+    # -- writing -------------------------------------------------------------------------------
+
+    async def _write_all(self, prepared: Sequence[_Prepared]) -> PatchResult:
+        done: list[SectionResult] = []
+        for index, item in enumerate(prepared):
+            if not item.applied.changed:
+                done.append(self._noop_section(item, ()))
+                continue
+            try:
+                done.append(await self._write_section(item))
+            except Exception as err:
+                raise _partial(err, done, prepared[index:]) from err
+        return PatchResult(tuple(done))
+
+    async def _write_section(self, item: _Prepared) -> SectionResult:
+        live, applied = item.live, item.applied
+        landed = await self._land(live.path, applied.text, live)
+        warnings = list(item.warnings)
+        seen = set(item.carried_seen)
+        if landed != applied.text:
+            warnings.append(_landed_differs(live.path))
+            seen = set()
+        tag = self.store.record(live.key, landed)
+        new_lines = split_lines(landed)
+        preview = build_preview(new_lines, applied.regions)
+        self.store.record_seen_lines(live.key, tag, seen | preview.lines)
+        return SectionResult(
+            path=live.path,
+            op=SectionOp.UPDATE,
+            tag=tag,
+            header=messages.header(live.path, tag),
+            before=live.text,
+            after=landed,
+            written=True,
+            first_changed_line=applied.first_changed_line,
+            warnings=tuple(warnings),
+            preview=preview.text,
+            banner=item.banner,
+        )
+
+    async def _land(self, path: str, text: str, live: _Live | None) -> str:
+        """Write `text` (normalized) with the file's BOM/eol; return the normalized landed text."""
+        view = live.view if live is not None else self._is_view(path)
+        raw = text if view or live is None else restore(text, live.bom, live.eol)
+        result = await self.fs.write_text(path, raw)
+        return result.text if view else normalize(result.text).text
+
+    async def _write_whole(
+        self, path: str, key: str, live: _Live | None, text: str, view: bool
+    ) -> PatchResult:
+        if live is not None and live.text == text:
+            tag = self.store.record(key, text)
+            self.store.record_seen_lines(key, tag, range(1, len(split_lines(text)) + 1))
+            noop = SectionResult(
+                path,
+                SectionOp.NOOP,
+                tag,
+                messages.header(path, tag),
+                text,
+                text,
+                False,
+                None,
+                ("the content equals the current file",),
+                "",
+            )
+            return PatchResult((noop,))
+        preflight = getattr(self.fs, "preflight_write", None)
+        if preflight is not None:
+            await preflight(path)
+        landed = await self._land(path, text, live)
+        tag = self.store.record(key, landed)
+        lines = split_lines(landed)
+        intended = split_lines(text)
+        self.store.record_seen_lines(
+            key,
+            tag,
+            [i + 1 for i, row in enumerate(lines) if i < len(intended) and row == intended[i]],
+        )
+        warnings = () if landed == text else (_landed_differs(path),)
+        preview = build_preview(lines, [(1, len(lines))], context=0, max_rows=10)
+        op = SectionOp.CREATE if live is None else SectionOp.UPDATE
+        section = SectionResult(
+            path,
+            op,
+            tag,
+            messages.header(path, tag),
+            "" if live is None else live.text,
+            landed,
+            True,
+            1 if lines else None,
+            warnings,
+            preview.text,
+        )
+        return PatchResult((section,))
+
+    # -- no-ops --------------------------------------------------------------------------------
+
+    def _noop_result(self, prepared: Sequence[_Prepared], fingerprint: str) -> PatchResult:
+        now = self._clock()
+        count = 1
+        if self._noop is not None:
+            last, last_count, at = self._noop
+            if last == fingerprint and now - at <= NOOP_WINDOW_S:
+                count = last_count + 1
+        self._noop = (fingerprint, count, now)
+        if count >= NOOP_ERROR_AT:
+            raise RepeatedNoOpError(
+                f"This exact edit has now changed nothing {count} times in a row. Nothing was "
+                "written. Stop resending it: re-read the file to see its current text, then "
+                "decide what (if anything) still needs to change."
+            )
+        hint = (
+            "no changes: every edit equals the current text, so nothing was written."
+            if count == 1
+            else "this same edit changed nothing twice; re-read the file before editing again "
+            "(sending it a third time is an error)."
+        )
+        return PatchResult(tuple(self._noop_section(p, (hint,)) for p in prepared))
+
+    def _noop_section(self, item: _Prepared, hints: tuple[str, ...]) -> SectionResult:
+        live = item.live
+        tag = self.store.record(live.key, live.text)
+        return SectionResult(
+            path=live.path,
+            op=SectionOp.NOOP,
+            tag=tag,
+            header=messages.header(live.path, tag),
+            before=live.text,
+            after=live.text,
+            written=False,
+            first_changed_line=None,
+            warnings=(*item.warnings, *item.applied.warnings, *hints),
+            preview="",
+            banner=item.banner,
+        )
+
+    # -- locking -------------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def _locked(self, keys: Sequence[str]) -> AsyncIterator[None]:
+        """Hold the lock of every key, taken in sorted order so two patches cannot deadlock."""
+        async with AsyncExitStack() as stack:
+            for key in sorted(set(keys)):
+                await stack.enter_async_context(self._locks.setdefault(key, asyncio.Lock()))
+            yield
+
+
+def _read_notes(
+    total: int,
+    first: int,
+    last: int,
+    offset: int | None,
+    limit: int | None,
+    cells: object,
+    shown: Sequence[int],
+) -> list[str]:
+    if total == 0:
+        return ["(empty file: add lines with `insert head:` or `insert tail:`)"]
+    if first > total:
+        return [f"(offset {first} is past the end: the file has {total} lines)"]
+    if offset is None and limit is None and not cells:
+        return []
+    if not shown:
+        return ["(no lines of the requested cells in that range)"]
+    return [f"(showing {len(shown)} of {total} lines; use offset/limit to see others)"]
+
+
+def _remap(
+    edits: Sequence[Edit], mapping: Mapping[int, int]
+) -> tuple[tuple[Edit, ...], RebaseRefusal | None]:
+    """Move every edit by `mapping`; refuse when a range would no longer be contiguous."""
+    moved = []
+    for edit in edits:
+        if edit.op.at_edge:
+            moved.append(edit)
+            continue
+        targets = [mapping.get(n) for n in edit.anchors]
+        first = targets[0]
+        if first is None or any(t != first + i for i, t in enumerate(targets)):
+            reason = f"the lines of `{edit.describe()}` are no longer together in the same order"
+            return (), RebaseRefusal(reason, (), tuple(t for t in targets if t is not None))
+        moved.append(edit.with_lines(first, first + len(targets) - 1))
+    return tuple(moved), None
+
+
+def _refuse_duplicates(sections: Sequence[PatchSection], keys: Sequence[str]) -> None:
+    seen: dict[str, str] = {}
+    for section, key in zip(sections, keys, strict=True):
+        if key in seen:
+            raise HashlineError(
+                f"The edit has two sections for the same file ({seen[key]} and "
+                f"{section.header}). Nothing was written. Put all edits for one file under one "
+                "header; line numbers refer to the text as you read it."
+            )
+        seen[key] = section.header
+
+
+def _fingerprint(sections: Sequence[PatchSection]) -> str:
+    return json.dumps([s.to_json() for s in sections], sort_keys=True)
+
+
+def _not_text(path: str) -> NotTextError:
+    return NotTextError(
+        f"{path} is not a text file (it has NUL bytes or is not valid UTF-8), so it cannot be "
+        "read or edited as text. Nothing was written."
+    )
+
+
+def _landed_differs(path: str) -> str:
+    return (
+        f"{path} as saved differs from your edit (the storage rewrote it, e.g. format-on-save or "
+        "notebook normalization); the header and preview show the saved text: re-read before "
+        "editing lines you did not see here."
+    )
+
+
+def _partial(
+    err: Exception, done: Sequence[SectionResult], pending: Sequence[_Prepared]
+) -> HashlineError:
+    written = [s for s in done if s.written]
+    if not written and isinstance(err, HashlineError):
+        return err
+    reason = err.message if isinstance(err, HashlineError) else f"{type(err).__name__}: {err}"
+    failed, *rest = pending
+    not_written = [_unwritten(p) for p in pending]
+    result = PatchResult((*done, *not_written))
+    landed = ", ".join(s.header for s in written) or "none"
+    missing = ", ".join(p.section.path for p in (failed, *rest))
+    message = (
+        f"Writing {failed.section.path} failed: {reason}\n"
+        f"Landed (new headers): {landed}. NOT written: {missing}. The files not written are "
+        "unchanged; re-read them and send their edits again with fresh headers."
+    )
+    if not written:
+        return WriteFailedError(message)
+    return PartialWriteError(message, result)
+
+
+def _unwritten(item: _Prepared) -> SectionResult:
+    live = item.live
+    tag = section_tag(live.text)
+    return SectionResult(
+        live.path,
+        SectionOp.UPDATE,
+        tag,
+        messages.header(live.path, tag),
+        live.text,
+        live.text,
+        False,
+        None,
+        item.warnings,
+        "",
+    )

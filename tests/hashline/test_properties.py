@@ -1,0 +1,173 @@
+"""Properties of the engine, checked against a small independent reference model."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from strategies import FILE_LINES, edit_scripts, line_changes, raw_texts, texts
+
+from jupyter_hashline.hashline.apply import apply_edits
+from jupyter_hashline.hashline.edits import Edit, EditOp
+from jupyter_hashline.hashline.errors import StaleTagError
+from jupyter_hashline.hashline.memory_fs import InMemoryFilesystem
+from jupyter_hashline.hashline.memory_store import InMemorySnapshotStore
+from jupyter_hashline.hashline.patcher import Patcher
+from jupyter_hashline.hashline.results import SectionOp
+from jupyter_hashline.hashline.text import normalize
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def reference(text: str, edits: Sequence[Edit]) -> str:
+    """The spec, literally: bottom-up list slicing; at one line after-inserts, then the
+    replacement, then before-inserts are spliced in; head and tail last."""
+    lines = text.split("\n")
+    final = text == "" or text.endswith("\n")
+    if final:
+        lines.pop()
+    touched = sorted({e.start for e in edits if not e.op.at_edge}, reverse=True)
+    for line in touched:
+        at = [e for e in edits if e.start == line and not e.op.at_edge]
+        afters = [r for e in at if e.op is EditOp.INSERT_AFTER for r in e.lines]
+        lines[line:line] = afters
+        for e in at:
+            if e.op.consumes:
+                lines[line - 1 : e.end] = list(e.lines)
+        befores = [r for e in at if e.op is EditOp.INSERT_BEFORE for r in e.lines]
+        lines[line - 1 : line - 1] = befores
+    head = [r for e in edits if e.op is EditOp.INSERT_HEAD for r in e.lines]
+    tail = [r for e in edits if e.op is EditOp.INSERT_TAIL for r in e.lines]
+    lines = head + lines + tail
+    return "\n".join(lines) + ("\n" if final and lines else "")
+
+
+def line_count(text: str) -> int:
+    return len(text.splitlines())
+
+
+@st.composite
+def text_and_script(draw: st.DrawFn, rows: st.SearchStrategy[str] | None = None) -> tuple:
+    text = draw(texts())
+    script = draw(
+        edit_scripts(line_count(text)) if rows is None else edit_scripts(line_count(text), rows)
+    )
+    return text, script
+
+
+@SETTINGS
+@given(text_and_script())
+def test_engine_equals_reference_model(case: tuple[str, list[Edit]]) -> None:
+    text, script = case
+    assert apply_edits(text, script).text == reference(text, script)
+
+
+@SETTINGS
+@given(text_and_script(rows=FILE_LINES))
+def test_engine_without_repairs_equals_reference_even_with_echo_prone_rows(
+    case: tuple[str, list[Edit]],
+) -> None:
+    text, script = case
+    applied = apply_edits(text, script, repair_echo=False)
+    assert applied.text == reference(text, script)
+    assert applied.changed == (applied.text != text)
+
+
+@SETTINGS
+@given(text_and_script(rows=FILE_LINES))
+def test_echo_repair_only_ever_drops_rows(case: tuple[str, list[Edit]]) -> None:
+    text, script = case
+    repaired = apply_edits(text, script)
+    if repaired.text != reference(text, script):
+        assert any("dropped" in w for w in repaired.warnings)
+        assert line_count(repaired.text) < line_count(reference(text, script))
+
+
+async def _read_then_roundtrip(raw: str) -> tuple[str, str, str]:
+    fs = InMemoryFilesystem({"f.txt": raw})
+    patcher = Patcher(fs, InMemorySnapshotStore())
+    read = await patcher.read("f.txt")
+    count = line_count(read.text)
+    if count:
+        line = read.text.split("\n")[0]
+        noop = await patcher.apply(f"{read.header}\nreplace 1:\n+{line}\n")
+        assert noop.sections[0].op is SectionOp.NOOP
+    after_noop = fs.get("f.txt")
+    added = await patcher.apply(f"{read.header}\ninsert tail:\n+added\n")
+    removed = await patcher.apply(f"{added.sections[0].header}\ndelete {count + 1}\n")
+    assert removed.sections[0].written
+    return after_noop, fs.get("f.txt"), added.sections[0].after
+
+
+@SETTINGS
+@given(raw_texts())
+def test_read_then_noop_or_undo_leaves_bytes_identical(raw: str) -> None:
+    after_noop, after_undo, with_tail = asyncio.run(_read_then_roundtrip(raw))
+    assert after_noop == raw
+    assert after_undo == raw
+    assert with_tail.endswith(
+        "added\n" if normalize(raw).text in ("",) or raw.endswith("\n") else "added"
+    )
+
+
+async def _stale_apply(snapshot: str, live: str, edits: Sequence[Edit]) -> tuple[bool, str]:
+    fs = InMemoryFilesystem({"f.txt": snapshot})
+    patcher = Patcher(fs, InMemorySnapshotStore())
+    read = await patcher.read("f.txt")
+    fs.set("f.txt", live)
+    body = "".join(_edit_text(e) for e in edits)
+    try:
+        await patcher.apply(f"{read.header}\n{body}")
+    except StaleTagError:
+        return False, fs.get("f.txt")
+    return True, fs.get("f.txt")
+
+
+def _edit_text(edit: Edit) -> str:
+    rows = "".join(f"+{r}\n" for r in edit.lines)
+    colon = "" if edit.op is EditOp.DELETE else ":"
+    return f"{edit.describe()}{colon}\n{rows}"
+
+
+@st.composite
+def stale_cases(draw: st.DrawFn) -> tuple[str, str, list[Edit]]:
+    lines = draw(st.lists(FILE_LINES, min_size=1, max_size=10))
+    snapshot = "\n".join(lines) + "\n"
+    if draw(st.booleans()):
+        live_lines = draw(line_changes(lines))
+    else:  # another writer added lines above and/or below: a pure shift, often recoverable
+        above = draw(st.lists(FILE_LINES, max_size=3))
+        below = draw(st.lists(FILE_LINES, max_size=3))
+        live_lines = above + lines + below
+    assume(live_lines != lines)
+    live = "\n".join(live_lines) + ("\n" if live_lines else "")
+    script = draw(edit_scripts(len(lines), edge=False).filter(bool))
+    return snapshot, live, script
+
+
+@SETTINGS
+@given(stale_cases())
+def test_a_stale_edit_lands_only_when_every_anchor_maps_by_one_offset(
+    case: tuple[str, str, list[Edit]],
+) -> None:
+    snapshot, live, script = case
+    landed, result = asyncio.run(_stale_apply(snapshot, live, script))
+    if not landed:
+        assert result == live
+        return
+    snap_lines, live_lines = snapshot.split("\n")[:-1], live.split("\n")[:-1]
+    anchors = {n for e in script for n in e.anchors}
+    if not anchors:
+        return
+    candidates = []
+    for offset in range(-len(snap_lines), len(live_lines) + 1):
+        if all(
+            0 <= a - 1 + offset < len(live_lines)
+            and live_lines[a - 1 + offset] == snap_lines[a - 1]
+            for a in anchors
+        ):
+            moved = [e.with_lines(e.start + offset, e.end + offset) for e in script]
+            candidates.append(reference(live, moved))
+    assert result in candidates

@@ -1,0 +1,33 @@
+"""The section tag test vectors of DESIGN §2.1, and what the tag ignores."""
+
+from __future__ import annotations
+
+import pytest
+
+from jupyter_hashline.hashline.text import section_tag
+
+COLLIDING = ("line one 263\nline two 4471\n", "line one 410\nline two 6970\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "tag"),
+    [
+        ("a \n b\t\r\nc", "80BA"),
+        ("hello\n", "5BF9"),
+        ("", "5D05"),
+        (COLLIDING[0], "1D84"),
+        (COLLIDING[1], "1D84"),
+    ],
+)
+def test_design_vectors(text: str, tag: str) -> None:
+    assert section_tag(text) == tag
+
+
+def test_collision_pair_is_two_different_texts_with_one_tag() -> None:
+    assert COLLIDING[0] != COLLIDING[1]
+    assert section_tag(COLLIDING[0]) == section_tag(COLLIDING[1])
+
+
+def test_trailing_whitespace_does_not_change_the_tag_but_content_does() -> None:
+    assert section_tag("x = 1  \ny\t\n") == section_tag("x = 1\ny\n")
+    assert section_tag("x = 1\n") != section_tag("x = 2\n")
