@@ -1,0 +1,34 @@
+"""Notebooks as text: the hashline projection, merging it back, and Jupyter-exact serialization.
+
+`NotebookFilesystem(inner)` shows every `.ipynb` behind any `Filesystem` as a cell-marked
+projection that the hashline engine edits like any text; writes merge the text back into the
+notebook (outputs, ids, metadata kept) and report what landed. The pure parts are usable alone:
+`project_notebook`, `merge_projection`, `serialize_notebook`, `cell_outputs`.
+"""
+
+from __future__ import annotations
+
+from .filesystem import NotebookFilesystem, is_notebook_path, new_notebook
+from .loading import LoadedNotebook, load_notebook
+from .merge import merge_projection
+from .outputs import cell_outputs, output_summary
+from .projection import ProjectedCell, parse_projection, project_notebook
+from .rebase import rebase_lines
+from .serialize import CellJsonCache, serialize_notebook
+
+__all__ = [
+    "CellJsonCache",
+    "LoadedNotebook",
+    "NotebookFilesystem",
+    "ProjectedCell",
+    "cell_outputs",
+    "is_notebook_path",
+    "load_notebook",
+    "merge_projection",
+    "new_notebook",
+    "output_summary",
+    "parse_projection",
+    "project_notebook",
+    "rebase_lines",
+    "serialize_notebook",
+]

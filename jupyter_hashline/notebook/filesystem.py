@@ -1,0 +1,291 @@
+"""`NotebookFilesystem`: `.ipynb` files read and written as their projection.
+
+Wraps any `Filesystem` (disk, in-memory, the server's contents manager). For `.ipynb` paths:
+`read_text` returns the projection (hashline's, or a jupytext format); `write_text` re-reads the
+current notebook, merges the text into it, validates what changed, serializes exactly as
+Jupyter does, writes through the inner filesystem (atomic there) and returns the projection of
+what landed. Every other path passes through untouched.
+
+Invariants:
+- A write never touches a file that cannot be parsed or that fails validation (repairable id
+  problems aside): it raises `InvalidNotebookError` saying why and what to do.
+- Writing the text a read returned changes nothing and writes nothing, so the file stays byte
+  identical (whatever its layout).
+- Parsing is cached by the raw file text (a read followed by a write parses once; the text a
+  write produced is never parsed again). Cached notebooks and cells are never mutated.
+- Optional capabilities of the engine: `ViewAnnotator` (output summaries), `CellSelector`
+  (lines of named cells) and `LineRebaser` (cell-aware recovery, DESIGN §3.4), the latter two
+  for the hashline projection only.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..hashline.errors import AnchorError, HashlineError, InvalidNotebookError, is_not_found
+from ..hashline.filesystem import Filesystem, LineRebase, RebaseRefusal, WriteResult
+from .ids import IdSource
+from .jupytext_view import check_format, jupytext_text, merge_jupytext
+from .loading import LoadedNotebook, changed_cells_problem, load_notebook, notebook_problem
+from .merge import merge_projection
+from .outputs import DEFAULT_MAX_CHARS, cell_outputs, output_summary
+from .projection import cell_source, parse_projection
+from .rebase import rebase_lines
+from .serialize import CellJsonCache, serialize_notebook
+
+HASHLINE = "hashline"
+SUMMARY_PREFIX = "   ⎿ "
+
+
+def _output_notes(nb: Mapping[str, Any], summaries: CellJsonCache) -> dict[int, tuple[str, ...]]:
+    """Projection line -> the output summary shown after it (the last line of its cell).
+
+    Summaries are cached by cell identity: cells a write did not change are the same objects.
+    """
+    notes: dict[int, tuple[str, ...]] = {}
+    line = 1
+    for cell in nb.get("cells", []):
+        source = cell_source(cell)
+        line += source.count("\n") + 1 if source else 0
+        summary = summaries.get(cell)
+        if summary is None:
+            summary = output_summary(cell) or ""
+            summaries.put(cell, summary)
+        if summary:
+            notes[line] = (SUMMARY_PREFIX + summary,)
+        line += 1
+    return notes
+
+
+def is_notebook_path(path: str) -> bool:
+    return path.lower().endswith(".ipynb")
+
+
+def new_notebook() -> dict[str, Any]:
+    """An empty nbformat 4.5 notebook, as a new `.ipynb` written from a projection starts."""
+    return {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+
+
+class NotebookFilesystem(Filesystem):
+    """A `Filesystem` that shows notebooks as text (see the module docstring)."""
+
+    def __init__(
+        self,
+        inner: Any,
+        projection: str = HASHLINE,
+        clear_outputs_on_edit: bool = False,
+        *,
+        new_id: IdSource | None = None,
+        cache_size: int = 16,
+    ) -> None:
+        self.inner = inner
+        self.projection = projection if projection == HASHLINE else check_format(projection)
+        self.clear_outputs_on_edit = clear_outputs_on_edit
+        self._new_id = new_id
+        self._cache_size = cache_size
+        self._loaded: OrderedDict[str, LoadedNotebook] = OrderedDict()
+        self._derived: OrderedDict[str, frozenset[str]] = OrderedDict()
+        self._cells = CellJsonCache()
+        self._summaries = CellJsonCache()
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"NotebookFilesystem({self.inner!r}, projection={self.projection!r})"
+
+    @property
+    def hashline(self) -> bool:
+        return self.projection == HASHLINE
+
+    # -- the Filesystem protocol ---------------------------------------------------------------
+
+    async def read_text(self, path: str) -> str:
+        if not is_notebook_path(path):
+            return str(await self.inner.read_text(path))
+        return self._view(await self._read(path))
+
+    async def write_text(self, path: str, content: str) -> WriteResult:
+        if not is_notebook_path(path):
+            return await self._inner_write(path, content)
+        current = await self._read_if_exists(path)
+        if current is not None:
+            self._check_writable(path, current)
+        base = current.nb if current is not None else new_notebook()
+        merged, warnings = self._merge(base, content)
+        if current is not None and merged is current.nb:
+            return WriteResult(self._view(current))
+        self._check_merged(path, current, merged)
+        text = serialize_notebook(merged, cache=self._cells)
+        landed = await self._inner_write(path, text)
+        loaded = self._remember(path, LoadedNotebook(text, merged, validated=True), landed.text)
+        return WriteResult(self._view(loaded), (*warnings, *landed.warnings))
+
+    async def preflight_write(self, path: str) -> None:
+        preflight = getattr(self.inner, "preflight_write", None)
+        if preflight is not None:
+            await preflight(path)
+
+    async def exists(self, path: str) -> bool:
+        probe = getattr(self.inner, "exists", None)
+        if probe is not None:
+            return bool(await probe(path))
+        return await super().exists(path)
+
+    async def canonical_path(self, path: str) -> str:
+        canonical = getattr(self.inner, "canonical_path", None)
+        return str(await canonical(path)) if canonical is not None else path
+
+    def normalized_view(self, path: str) -> bool:
+        if is_notebook_path(path):
+            return True
+        probe = getattr(self.inner, "normalized_view", None)
+        return bool(probe(path)) if probe is not None else False
+
+    # -- outputs -------------------------------------------------------------------------------
+
+    async def outputs(self, path: str, cell_id: str, max_chars: int = DEFAULT_MAX_CHARS) -> str:
+        """The outputs of one cell as text (clipped; images as sized placeholders)."""
+        if not is_notebook_path(path):
+            raise HashlineError(f"{path} is not a notebook (.ipynb): it has no cell outputs.")
+        return cell_outputs((await self._read(path)).nb, cell_id, max_chars=max_chars)
+
+    # -- optional engine capabilities ----------------------------------------------------------
+
+    def annotate_view(self, path: str, text: str) -> Mapping[int, tuple[str, ...]]:
+        """Output summaries after the last line of each code cell that has outputs."""
+        loaded = self._cached_for_view(path, text)
+        if loaded is None or not self.hashline:
+            return {}
+        notes: Mapping[int, tuple[str, ...]] = loaded.view(
+            "annotations", lambda nb, _: _output_notes(nb, self._summaries)
+        )
+        return notes
+
+    def select_cells(self, path: str, text: str, cell_ids: tuple[str, ...]) -> frozenset[int]:
+        """The line numbers of the named cells (marker and source) in the projection `text`."""
+        if not self.hashline:
+            raise HashlineError(
+                f"`cells` needs the hashline projection; {path} is shown as {self.projection}. "
+                "Read it with offset/limit instead."
+            )
+        cells = parse_projection(text)
+        known = {c.cell_id: c for c in cells if c.cell_id is not None}
+        missing = [cid for cid in cell_ids if cid not in known]
+        if missing:
+            names = ", ".join(known) or "(none)"
+            raise AnchorError(
+                f"{path} has no cell with id {', '.join(missing)}. Its cell ids are: {names}."
+            )
+        return frozenset(
+            n for cid in cell_ids for n in range(known[cid].line, known[cid].last_line + 1)
+        )
+
+    def rebase_lines(
+        self, path: str, snapshot_text: str, live_text: str, lines: frozenset[int]
+    ) -> LineRebase | RebaseRefusal | None:
+        """Cell-aware recovery for the hashline projection (None elsewhere: the text rule)."""
+        if not is_notebook_path(path) or not self.hashline:
+            return None
+        with self._lock:
+            derived = self._derived.get(snapshot_text, frozenset())
+        try:
+            return rebase_lines(snapshot_text, live_text, lines, derived)
+        except InvalidNotebookError:
+            return None
+
+    # -- internals -----------------------------------------------------------------------------
+
+    async def _inner_write(self, path: str, content: str) -> WriteResult:
+        result = await self.inner.write_text(path, content)
+        if isinstance(result, WriteResult):
+            return result
+        return WriteResult(str(getattr(result, "text", content)))
+
+    async def _read(self, path: str) -> LoadedNotebook:
+        return self._load(path, str(await self.inner.read_text(path)))
+
+    async def _read_if_exists(self, path: str) -> LoadedNotebook | None:
+        try:
+            return await self._read(path)
+        except Exception as err:
+            if is_not_found(err):
+                return None
+            raise
+
+    def _load(self, path: str, raw: str) -> LoadedNotebook:
+        with self._lock:
+            cached = self._loaded.get(path)
+            if cached is not None and cached.raw == raw:
+                self._loaded.move_to_end(path)
+                return cached
+        return self._remember(path, load_notebook(raw, path), raw)
+
+    def _remember(self, path: str, loaded: LoadedNotebook, landed: str) -> LoadedNotebook:
+        if landed != loaded.raw:  # the storage changed what we wrote: believe the storage
+            loaded = load_notebook(landed, path)
+        with self._lock:
+            self._loaded[path] = loaded
+            self._loaded.move_to_end(path)
+            while len(self._loaded) > self._cache_size:
+                self._loaded.popitem(last=False)
+        return loaded
+
+    def _view(self, loaded: LoadedNotebook) -> str:
+        if not self.hashline:
+            return loaded.view(self.projection, jupytext_text)
+        text = loaded.projection
+        if loaded.ids.derived:
+            derived = frozenset(loaded.ids.ids[i] for i in loaded.ids.derived)
+            with self._lock:
+                self._derived[text] = derived
+                self._derived.move_to_end(text)
+                while len(self._derived) > 4 * self._cache_size:
+                    self._derived.popitem(last=False)
+        return text
+
+    def _cached_for_view(self, path: str, text: str) -> LoadedNotebook | None:
+        with self._lock:
+            loaded = self._loaded.get(path)
+        if loaded is None or not is_notebook_path(path):
+            return None
+        return loaded if loaded.projection == text else None
+
+    def _merge(self, base: dict[str, Any], content: str) -> tuple[dict[str, Any], list[str]]:
+        if self.hashline:
+            return merge_projection(
+                base, content, clear_outputs_on_edit=self.clear_outputs_on_edit, new_id=self._new_id
+            )
+        return merge_jupytext(base, content, self.projection)
+
+    def _check_writable(self, path: str, current: LoadedNotebook) -> None:
+        problem = current.write_problem()
+        if problem is not None:
+            raise InvalidNotebookError(
+                f"{path} is not a valid notebook ({problem}), so it can be read but not "
+                "written. Nothing was written. Repair it (e.g. open and save it in JupyterLab, "
+                "or restore it from version control), then read it again."
+            )
+
+    def _check_merged(
+        self, path: str, current: LoadedNotebook | None, merged: Mapping[str, Any]
+    ) -> None:
+        cells: Sequence[Any] = merged.get("cells", [])
+        if (
+            current is None
+            or not self.hashline
+            or current.nb.get("nbformat_minor") != merged.get("nbformat_minor")
+        ):
+            problem = notebook_problem(merged)
+        else:
+            before = {id(cell) for cell in current.nb.get("cells", [])}
+            changed = [cell for cell in cells if id(cell) not in before]
+            names = {id(cell): str(cell.get("id", "?")) for cell in changed}
+            problem = changed_cells_problem(merged, changed, names)
+        if problem is not None:
+            raise InvalidNotebookError(
+                f"The edit would make {path} an invalid notebook ({problem}). Nothing was "
+                "written. Cell types are code, markdown and raw; fix the marker or the text "
+                "and send the edit again."
+            )

@@ -1,0 +1,240 @@
+"""Notebook serialization, byte for byte as Jupyter writes it, without nbformat's overhead.
+
+`serialize_notebook(nb)` returns exactly `nbformat.writes(nb) + "\\n"` for a valid v4 notebook:
+JSON with `indent=1`, keys sorted, `(",", ": ")` separators, non-ASCII kept; multi-line
+strings split into lists of lines (`str.splitlines(keepends=True)`) where nbformat splits them
+(cell sources; stream text; `text/*`, `application/javascript` and `image/svg+xml` values of
+output and attachment bundles); transient keys dropped (notebook metadata `orig_nbformat`,
+`orig_nbformat_minor`, `signature`; cell metadata `trusted`); bytes written as ASCII text.
+
+Invariants:
+- The notebook passed in is never modified (nbformat deep-copies; this builds the disk form
+  on the fly with shallow copies of the few containers it changes).
+- With a `CellJsonCache`, a cell object serialized before is not serialized again: its JSON is
+  reused. The cache is keyed by object identity, so it is only for notebooks whose cells are
+  treated as immutable values (the notebook layer never mutates a cell in place; merging copies
+  the cells it changes). Without a cache every call serializes everything.
+- Validation is not done here (see `validation.py`): nbformat.writes validates the whole
+  notebook on every call; the notebook layer validates only what changed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from typing import Any
+
+_encode_str: Callable[[str], str] = json.encoder.encode_basestring
+_SPLIT_MIMES = frozenset({"application/javascript", "image/svg+xml"})
+_NB_TRANSIENT = frozenset({"orig_nbformat", "orig_nbformat_minor", "signature"})
+_CELL_INDENT = "\n  "  # cells sit at depth 2: {"cells": [ <cell>, ... ]}
+
+
+class CellJsonCache:
+    """Serialized JSON of recently written cells, keyed by the cell object's identity.
+
+    Holds a reference to every cached cell (so an id can never be reused by another object
+    while its entry lives); bounded, least recently used entries go first.
+    """
+
+    def __init__(self, max_cells: int = 20_000) -> None:
+        self._entries: OrderedDict[int, tuple[object, str]] = OrderedDict()
+        self._max = max_cells
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, cell: object) -> str | None:
+        entry = self._entries.get(id(cell))
+        if entry is None or entry[0] is not cell:
+            return None
+        self._entries.move_to_end(id(cell))
+        return entry[1]
+
+    def put(self, cell: object, text: str) -> None:
+        self._entries[id(cell)] = (cell, text)
+        self._entries.move_to_end(id(cell))
+        while len(self._entries) > self._max:
+            self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+
+def serialize_notebook(nb: Mapping[str, Any], *, cache: CellJsonCache | None = None) -> str:
+    """The exact text Jupyter writes for `nb` (`nbformat.writes(nb) + "\\n"`)."""
+    disk: dict[str, Any] = dict(nb)
+    metadata = nb.get("metadata")
+    if isinstance(metadata, Mapping) and not _NB_TRANSIENT.isdisjoint(metadata):
+        disk["metadata"] = {k: v for k, v in metadata.items() if k not in _NB_TRANSIENT}
+    out: list[str] = ["{"]
+    for index, (key, value) in enumerate(sorted(disk.items(), key=lambda kv: kv[0])):
+        out.append(",\n " if index else "\n ")
+        out.append(_encode_str(key) + ": ")
+        if key == "cells" and isinstance(value, list) and value:
+            _emit_cells(value, cache, out)
+        else:
+            _emit(value, "\n ", out)
+    out.append("\n}\n")
+    return "".join(out)
+
+
+def _emit_cells(cells: list[Any], cache: CellJsonCache | None, out: list[str]) -> None:
+    out.append("[" + _CELL_INDENT)
+    for index, cell in enumerate(cells):
+        if index:
+            out.append("," + _CELL_INDENT)
+        if cache is not None:
+            out.append(cell_json(cell, cache))
+        elif isinstance(cell, Mapping):
+            _emit(disk_cell(cell), _CELL_INDENT, out)
+        else:
+            _emit(cell, _CELL_INDENT, out)
+    out.append("\n ]")
+
+
+def cell_json(cell: Any, cache: CellJsonCache | None = None) -> str:
+    """One cell's JSON as it appears in the file (indented for its place in `cells`)."""
+    if cache is not None:
+        text = cache.get(cell)
+        if text is not None:
+            return text
+    text = _dump(disk_cell(cell) if isinstance(cell, Mapping) else cell, _CELL_INDENT)
+    if cache is not None:
+        cache.put(cell, text)
+    return text
+
+
+def disk_cell(cell: Mapping[str, Any]) -> dict[str, Any]:
+    """The cell as nbformat writes it: lines split, transient metadata dropped (a shallow copy)."""
+    disk = dict(cell)
+    source = disk.get("source")
+    if isinstance(source, str):
+        disk["source"] = source.splitlines(True)
+    metadata = disk.get("metadata")
+    if isinstance(metadata, Mapping) and "trusted" in metadata:
+        disk["metadata"] = {k: v for k, v in metadata.items() if k != "trusted"}
+    attachments = disk.get("attachments")
+    if isinstance(attachments, Mapping) and attachments:
+        disk["attachments"] = {name: _split_bundle(b) for name, b in attachments.items()}
+    outputs = disk.get("outputs")
+    if disk.get("cell_type") == "code" and isinstance(outputs, list):
+        disk["outputs"] = [_disk_output(output) for output in outputs]
+    return disk
+
+
+def _disk_output(output: Any) -> Any:
+    if not isinstance(output, Mapping):
+        return output
+    kind = output.get("output_type")
+    if kind in ("execute_result", "display_data"):
+        data = output.get("data")
+        if isinstance(data, Mapping):
+            return {**output, "data": _split_bundle(data)}
+    elif kind == "stream" and isinstance(output.get("text"), str):
+        return {**output, "text": output["text"].splitlines(True)}
+    return output
+
+
+def _split_bundle(bundle: Any) -> Any:
+    if not isinstance(bundle, Mapping):
+        return bundle
+    return {
+        mime: value.splitlines(True)
+        if isinstance(value, str) and (mime.startswith("text/") or mime in _SPLIT_MIMES)
+        else value
+        for mime, value in bundle.items()
+    }
+
+
+def _dump(obj: Any, newline: str) -> str:
+    """JSON of `obj` as `json.dumps(indent=1, sort_keys=True, ensure_ascii=False)` writes it
+    when `obj` sits on a line indented as `newline` ("\\n" + spaces) says."""
+    out: list[str] = []
+    _emit(obj, newline, out)
+    return "".join(out)
+
+
+def _emit(obj: Any, newline: str, out: list[str]) -> None:
+    """Append the JSON of `obj` to `out` in pieces (joined once: no copying per nesting level)."""
+    if isinstance(obj, str):
+        out.append(_encode_str(obj))
+    elif obj is None:
+        out.append("null")
+    elif obj is True:
+        out.append("true")
+    elif obj is False:
+        out.append("false")
+    elif isinstance(obj, int):
+        out.append(int.__repr__(obj))
+    elif isinstance(obj, float):
+        out.append(_float(obj))
+    elif isinstance(obj, (list, tuple)):
+        _emit_list(obj, newline, out)
+    elif isinstance(obj, dict):
+        _emit_dict(obj, newline, out)
+    elif isinstance(obj, bytes):  # nbformat's BytesEncoder
+        out.append(_encode_str(obj.decode("ascii")))
+    else:
+        raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
+
+
+def _emit_list(items: list[Any] | tuple[Any, ...], newline: str, out: list[str]) -> None:
+    if not items:
+        out.append("[]")
+        return
+    inner = newline + " "
+    out.append("[" + inner)
+    if len(items) > 1 or not isinstance(items[0], str):
+        try:  # lists of lines are the bulk of a notebook: encode them in one C-level pass
+            out.append(("," + inner).join(map(_encode_str, items)))
+        except TypeError:
+            for index, item in enumerate(items):
+                if index:
+                    out.append("," + inner)
+                _emit(item, inner, out)
+    else:
+        out.append(_encode_str(items[0]))
+    out.append(newline + "]")
+
+
+def _emit_dict(mapping: dict[Any, Any], newline: str, out: list[str]) -> None:
+    if not mapping:
+        out.append("{}")
+        return
+    inner = newline + " "
+    separator = "," + inner
+    out.append("{" + inner)
+    for index, (key, value) in enumerate(sorted(mapping.items())):
+        if index:
+            out.append(separator)
+        out.append(_key(key) + ": ")
+        _emit(value, inner, out)
+    out.append(newline + "}")
+
+
+def _key(key: Any) -> str:
+    if isinstance(key, str):
+        return _encode_str(key)
+    if isinstance(key, float):
+        return _encode_str(_float(key))
+    if key is True:
+        return '"true"'
+    if key is False:
+        return '"false"'
+    if key is None:
+        return '"null"'
+    if isinstance(key, int):
+        return _encode_str(int.__repr__(key))
+    raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
+
+
+def _float(value: float) -> str:
+    if value != value:
+        return "NaN"
+    if value == float("inf"):
+        return "Infinity"
+    if value == float("-inf"):
+        return "-Infinity"
+    return float.__repr__(value)

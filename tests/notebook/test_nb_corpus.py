@@ -1,0 +1,153 @@
+"""Every notebook of the shared corpus: lossless round trips, one-line edits, invalid files."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import json
+import warnings
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from jupyter_hashline.hashline.errors import InvalidNotebookError
+from jupyter_hashline.hashline.memory_fs import InMemoryFilesystem
+from jupyter_hashline.notebook import (
+    NotebookFilesystem,
+    load_notebook,
+    merge_projection,
+    parse_projection,
+    project_notebook,
+    serialize_notebook,
+)
+
+pytestmark = pytest.mark.corpus
+
+
+def manifest(corpus_dir: Path) -> list[dict[str, str]]:
+    with (corpus_dir / "MANIFEST.tsv").open(encoding="utf-8") as handle:
+        return list(csv.DictReader(handle, delimiter="\t"))
+
+
+def valid_rows(corpus_dir: Path) -> list[dict[str, str]]:
+    return [
+        r for r in manifest(corpus_dir)
+        if r["file"].endswith(".ipynb") and not r["file"].startswith("invalid/")
+    ]  # fmt: skip
+
+
+def jupyter_layout(raw: str) -> bool:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return nbformat.writes(nbformat.reads(raw, as_version=4)) + "\n" == raw
+        except Exception:
+            return False
+
+
+def first_source_line(text: str) -> int:
+    """0-based index of the first line of the projection that belongs to a cell source."""
+    for cell in parse_projection(text):
+        if cell.line_count and cell.source.split("\n")[0].strip():
+            return cell.line
+    raise AssertionError("no editable line")
+
+
+def test_the_corpus_has_what_these_tests_need(corpus_dir: Path) -> None:
+    rows = valid_rows(corpus_dir)
+    assert len(rows) >= 30
+    assert sum(jupyter_layout((corpus_dir / r["file"]).read_text("utf-8")) for r in rows) >= 20
+
+
+def test_every_valid_notebook_round_trips_byte_for_byte(corpus_dir: Path) -> None:
+    checked = 0
+    for row in valid_rows(corpus_dir):
+        raw = (corpus_dir / row["file"]).read_text("utf-8")
+        loaded = load_notebook(raw, row["file"])
+        assert loaded.write_problem() is None, row["file"]
+        merged, notes = merge_projection(loaded.nb, loaded.projection)
+        assert merged is loaded.nb and notes == [], row["file"]
+        assert project_notebook(merged) == loaded.projection
+        if jupyter_layout(raw):
+            assert serialize_notebook(merged) == raw, row["file"]
+            checked += 1
+    assert checked >= 20
+
+
+def test_loading_gives_the_notebook_nbformat_reads(corpus_dir: Path) -> None:
+    for row in valid_rows(corpus_dir):
+        raw = (corpus_dir / row["file"]).read_text("utf-8")
+        if row["nbformat"] in ("2", "3.0") or row["valid"].startswith("warn"):
+            continue  # converted or repaired by nbformat with random ids
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            expected = json.loads(json.dumps(nbformat.reads(raw, as_version=4)))
+        assert load_notebook(raw).nb == expected, row["file"]
+
+
+async def test_a_no_op_write_leaves_every_file_byte_identical(corpus_dir: Path) -> None:
+    for row in valid_rows(corpus_dir):
+        raw = (corpus_dir / row["file"]).read_text("utf-8")
+        inner = InMemoryFilesystem({"nb.ipynb": raw})
+        fs = NotebookFilesystem(inner)
+        text = await fs.read_text("nb.ipynb")
+        assert (await fs.write_text("nb.ipynb", text)).text == text
+        assert inner.get("nb.ipynb") == raw, row["file"]
+
+
+async def test_a_one_line_edit_changes_exactly_that_cell(corpus_dir: Path) -> None:
+    for row in valid_rows(corpus_dir):
+        raw = (corpus_dir / row["file"]).read_text("utf-8")
+        before = load_notebook(raw).nb
+        inner = InMemoryFilesystem({"nb.ipynb": raw})
+        fs = NotebookFilesystem(inner)
+        text = await fs.read_text("nb.ipynb")
+        lines = text.split("\n")
+        if not any(c.line_count for c in parse_projection(text)):
+            continue
+        target = first_source_line(text)
+        lines[target] += "  # edited"
+        edited = "\n".join(lines)
+        landed = await fs.write_text("nb.ipynb", edited)
+        if row["valid"].startswith("warn"):  # duplicate or missing ids: repaired, with a warning
+            assert any(w.startswith("repaired cell ids") for w in landed.warnings)
+        else:
+            assert landed.text == edited, row["file"]
+        written = inner.get("nb.ipynb")
+        assert jupyter_layout(written), row["file"]
+        after = load_notebook(written).nb
+        assert after["metadata"] == before["metadata"]
+        changed = [
+            i for i, (a, b) in enumerate(zip(before["cells"], after["cells"], strict=True))
+            if {**a, "id": None} != {**b, "id": None}
+        ]  # fmt: skip
+        assert len(changed) == 1, row["file"]
+        old, new = before["cells"][changed[0]], after["cells"][changed[0]]
+        assert new["source"] != old["source"]
+        assert {**old, "source": "", "id": None} == {**new, "source": "", "id": None}
+
+
+def test_invalid_notebooks_give_a_clear_error_and_are_never_written(corpus_dir: Path) -> None:
+    rows = [r for r in manifest(corpus_dir) if r["file"].startswith("invalid/")]
+    assert len(rows) >= 5
+    for row in rows:
+        raw = (corpus_dir / row["file"]).read_text("utf-8")
+        inner = InMemoryFilesystem({"nb.ipynb": raw})
+        fs = NotebookFilesystem(inner)
+        repairable = row["valid"].startswith("warn")
+        try:
+            text = asyncio.run(fs.read_text("nb.ipynb"))
+        except InvalidNotebookError as err:
+            assert "not valid JSON" in str(err) and "Repair the file" in str(err)
+            continue
+        edited = text + "# %% [markdown]\nadded\n"
+        if repairable:
+            result = asyncio.run(fs.write_text("nb.ipynb", edited))
+            assert any("repaired cell ids" in w for w in result.warnings), row["file"]
+            nbformat.validate(nbformat.reads(inner.get("nb.ipynb"), as_version=4))
+            continue
+        with pytest.raises(InvalidNotebookError, match="can be read but not written") as info:
+            asyncio.run(fs.write_text("nb.ipynb", edited))
+        assert "Nothing was written" in str(info.value)
+        assert inner.get("nb.ipynb") == raw, row["file"]

@@ -1,0 +1,181 @@
+"""NotebookFilesystem over in-memory and disk storage: reads, writes, capabilities, errors."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+from nbtestkit import Storage, analysis, dumps, loads
+
+from jupyter_hashline.hashline.errors import AnchorError, HashlineError, InvalidNotebookError
+from jupyter_hashline.hashline.filesystem import CellSelector, LineRebaser, ViewAnnotator
+from jupyter_hashline.hashline.memory_fs import InMemoryFilesystem
+from jupyter_hashline.hashline.memory_store import InMemorySnapshotStore
+from jupyter_hashline.hashline.patcher import Patcher
+from jupyter_hashline.notebook import NotebookFilesystem, project_notebook
+from jupyter_hashline.notebook import filesystem as fs_module
+
+
+@pytest.fixture(params=["memory", "disk"])
+def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Storage:
+    return Storage(request.param, tmp_path)
+
+
+def fresh_ids():
+    counter = itertools.count(1)
+    return lambda: f"new{next(counter)}"
+
+
+async def test_reads_show_the_projection_and_other_files_pass_through(storage: Storage) -> None:
+    storage.put("a.ipynb", dumps(analysis()))
+    storage.put("notes.txt", "plain\r\ntext")
+    fs = NotebookFilesystem(storage.fs)
+    assert await fs.read_text("a.ipynb") == project_notebook(analysis())
+    assert await fs.read_text("notes.txt") == "plain\r\ntext"
+    assert fs.normalized_view("a.ipynb") and fs.normalized_view("A.IPYNB")
+    assert not fs.normalized_view("notes.txt")
+    await fs.write_text("notes.txt", "new")
+    assert storage.get("notes.txt") == "new"
+    assert isinstance(fs, (LineRebaser, ViewAnnotator, CellSelector))
+
+
+async def test_a_write_merges_serializes_like_jupyter_and_reports_the_landed_text(
+    storage: Storage,
+) -> None:
+    storage.put("a.ipynb", dumps(analysis()))
+    fs = NotebookFilesystem(storage.fs, new_id=fresh_ids())
+    text = await fs.read_text("a.ipynb")
+    edited = text.replace("df.plot()", "df.plot(kind='bar')") + "# %% [markdown]\nDone.\n"
+    result = await fs.write_text("a.ipynb", edited)
+    assert result.text == edited.replace("# %% [markdown]\n", "# %% [markdown] id=new1\n")
+    assert result.warnings == ("new markdown cell id=new1 (line 12)",)
+    raw = storage.get("a.ipynb")
+    nb = loads(raw)
+    assert raw == dumps(nb)
+    assert nb.cells[1].outputs[0]["text"] == "a\nb\nc\n" and nb.cells[1].execution_count == 1
+    assert nb.cells[1].metadata == {"tags": ["load"]} and nb.metadata["x-custom"] == {"k": 1}
+    assert await fs.read_text("a.ipynb") == result.text
+
+
+async def test_clear_outputs_on_edit(storage: Storage) -> None:
+    storage.put("a.ipynb", dumps(analysis()))
+    fs = NotebookFilesystem(storage.fs, clear_outputs_on_edit=True)
+    text = await fs.read_text("a.ipynb")
+    await fs.write_text("a.ipynb", text.replace("sales.csv", "s.csv"))
+    cell = loads(storage.get("a.ipynb")).cells[1]
+    assert cell.outputs == [] and cell.execution_count is None
+
+
+async def test_creating_a_notebook_from_a_projection(storage: Storage) -> None:
+    fs = NotebookFilesystem(storage.fs, new_id=fresh_ids())
+    result = await fs.write_text("new.ipynb", "# %% [markdown]\n# Hi\n# %% [code]\nx = 1\n")
+    assert result.text == "# %% [markdown] id=new1\n# Hi\n# %% [code] id=new2\nx = 1\n"
+    nb = loads(storage.get("new.ipynb"))
+    assert (nb.nbformat, nb.nbformat_minor) == (4, 5)
+    assert [c.source for c in nb.cells] == ["# Hi", "x = 1"]
+
+
+async def test_an_edit_that_would_break_the_schema_is_refused_untouched(storage: Storage) -> None:
+    raw = dumps(analysis())
+    storage.put("a.ipynb", raw)
+    fs = NotebookFilesystem(storage.fs)
+    text = await fs.read_text("a.ipynb")
+    with pytest.raises(InvalidNotebookError, match=r"invalid notebook .*cell plot") as info:
+        await fs.write_text("a.ipynb", text.replace("[code] id=plot", "[python] id=plot"))
+    assert "Nothing was written" in str(info.value)
+    assert storage.get("a.ipynb") == raw
+
+
+async def test_an_invalid_notebook_can_be_read_but_not_written(storage: Storage) -> None:
+    nb = analysis()
+    nb["metadata"]["kernelspec"] = "BAD"
+    raw = dumps(nb).replace('"x-custom"', '"x-custom"')
+    storage.put("bad.ipynb", raw)
+    fs = NotebookFilesystem(storage.fs)
+    text = await fs.read_text("bad.ipynb")
+    assert "id=load-data" in text
+    with pytest.raises(InvalidNotebookError, match=r"metadata/kernelspec.*can be read but not"):
+        await fs.write_text("bad.ipynb", text.replace("df.plot()", "x"))
+    assert storage.get("bad.ipynb") == raw
+
+
+async def test_broken_json_is_a_clear_read_error(storage: Storage) -> None:
+    storage.put("broken.ipynb", '{"cells": [\n<<<<<<< HEAD\n')
+    fs = NotebookFilesystem(storage.fs)
+    with pytest.raises(InvalidNotebookError, match=r"not valid JSON.*conflict markers"):
+        await fs.read_text("broken.ipynb")
+    with pytest.raises(InvalidNotebookError):
+        await fs.write_text("broken.ipynb", "# %% [code]\nx\n")
+    assert storage.get("broken.ipynb") == '{"cells": [\n<<<<<<< HEAD\n'
+
+
+async def test_legacy_notebooks_get_their_shown_ids_persisted_on_first_write(
+    storage: Storage,
+) -> None:
+    raw = dumps(analysis(minor=4))
+    storage.put("old.ipynb", raw)
+    fs = NotebookFilesystem(storage.fs)
+    text = await fs.read_text("old.ipynb")
+    assert "id=cell-2" in text and await fs.read_text("old.ipynb") == text
+    assert (await fs.write_text("old.ipynb", text)).text == text
+    assert storage.get("old.ipynb") == raw
+    result = await fs.write_text("old.ipynb", text.replace("df.plot()", "df.plot(1)"))
+    assert result.text == text.replace("df.plot()", "df.plot(1)")
+    assert "upgraded from nbformat 4.4 to 4.5" in result.warnings[0]
+    nb = loads(storage.get("old.ipynb"))
+    assert nb.nbformat_minor == 5 and [c.id for c in nb.cells] == [
+        "cell-1", "cell-2", "cell-3", "cell-4",
+    ]  # fmt: skip
+
+
+async def test_read_then_write_parses_the_file_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[int] = []
+    original = fs_module.load_notebook
+
+    def counting(raw: str, path: str = "notebook") -> object:
+        calls.append(1)
+        return original(raw, path)
+
+    monkeypatch.setattr(fs_module, "load_notebook", counting)
+    inner = InMemoryFilesystem({"a.ipynb": dumps(analysis())})
+    fs = NotebookFilesystem(inner)
+    text = await fs.read_text("a.ipynb")
+    await fs.write_text("a.ipynb", text.replace("df.plot()", "df"))
+    await fs.read_text("a.ipynb")
+    assert calls == [1]
+
+
+async def test_a_storage_that_rewrites_on_save_is_believed() -> None:
+    def reformat(path: str, content: str) -> str:
+        nb = loads(content)
+        nb.cells[-1].source = "rewritten()"
+        return dumps(nb)
+
+    inner = InMemoryFilesystem({"a.ipynb": dumps(analysis())}, transform_on_write=reformat)
+    fs = NotebookFilesystem(inner)
+    text = await fs.read_text("a.ipynb")
+    result = await fs.write_text("a.ipynb", text.replace("df.plot()", "df.plot(2)"))
+    assert result.text.endswith("# %% [code] id=plot\nrewritten()\n")
+
+
+async def test_capabilities_through_the_patcher() -> None:
+    nb = analysis()
+    inner = InMemoryFilesystem({"a.ipynb": dumps(nb)})
+    fs = NotebookFilesystem(inner)
+    patcher = Patcher(fs, InMemorySnapshotStore())
+    view = (await patcher.read("a.ipynb")).view.split("\n")
+    assert view[6] == "   ⎿ outputs: stream (3 lines)" and view[5].startswith("5:df =")
+    part = await patcher.read("a.ipynb", cells=["plot", "intro"])
+    assert [row.split(":")[0] for row in part.view.split("\n")[1:5]] == ["1", "2", "10", "11"]
+    with pytest.raises(AnchorError, match=r"no cell with id nope.*intro, load-data, clean, plot"):
+        await patcher.read("a.ipynb", cells=["nope"])
+    outputs = await fs.outputs("a.ipynb", "load-data")
+    assert outputs == "cell load-data: 1 output (execution count 1)\n[1] stream stdout\na\nb\nc"
+    with pytest.raises(HashlineError, match="not a notebook"):
+        await fs.outputs("x.py", "c")
+
+
+def test_unknown_projections_are_refused() -> None:
+    with pytest.raises(ValueError, match="unknown projection 'ipynb'"):
+        NotebookFilesystem(InMemoryFilesystem(), projection="ipynb")
