@@ -7,8 +7,8 @@ Invariants:
   `ANTHROPIC_BASE_URL`, `OPENAI_API_KEY` / `OPENAI_BASE_URL`, `DEEPSEEK_API_KEY` /
   `DEEPSEEK_BASE_URL`), else the public endpoints.
 - A reply is a `ModelReply`: text, tool calls, optional reasoning, the raw usage dict (the
-  ledger normalizes it) and the assistant message in the provider's own shape, to be appended
-  to the log verbatim.
+  ledger normalizes it) and the assistant message in the log's neutral form (Anthropic-style
+  blocks; DeepSeek's `reasoning_content` kept verbatim), to be appended to the log as is.
 """
 
 from __future__ import annotations
@@ -144,11 +144,12 @@ class OpenAIClient(ProviderClient):
             for c in message.get("tool_calls") or []
         )
         reasoning = message.get("reasoning_content")
+        text = message.get("content") or ""
         return ModelReply(
-            message.get("content") or "",
+            text,
             calls,
             payload.get("usage") or {},
-            message,
+            neutral_assistant(text, calls, reasoning),
             reasoning,
             payload,
         )
@@ -159,6 +160,20 @@ class DeepSeekClient(OpenAIClient):
     path = "/chat/completions"
     env_prefix = "DEEPSEEK"
     default_base_url = "https://api.deepseek.com"
+
+
+def neutral_assistant(
+    text: str, calls: tuple[ToolCall, ...], reasoning: str | None
+) -> dict[str, Any]:
+    """An OpenAI-shaped answer as the log's neutral (Anthropic-style) assistant message."""
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    blocks += [
+        {"type": "tool_use", "id": c.id, "name": c.name, "input": dict(c.input)} for c in calls
+    ]
+    message: dict[str, Any] = {"role": "assistant", "content": blocks}
+    if reasoning:
+        message["reasoning_content"] = reasoning
+    return message
 
 
 def _arguments(function: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -3,7 +3,9 @@ chat-completions and DeepSeek request shapes, replays a script of model turns, a
 prompt-cache usage computed by real prefix matching.
 
 Accounting (the rules the ledger is checked against):
-- A request's input tokens are its body's UTF-8 bytes / 4 (rounded up).
+- A request's input tokens are its prompt's UTF-8 bytes / 4 (rounded up); the prompt is the
+  body, except that Anthropic bodies are matched without their `cache_control` breakpoints
+  (see `cache_key`).
 - It reads from cache the longest byte prefix it shares with an earlier request that is still
   alive (seen within `ttl_s`), rounded down to whole blocks of `block_tokens`, and only if that
   is at least `min_tokens`. A hit refreshes the TTL of the request it matched.
@@ -201,11 +203,12 @@ class ProviderSimulator:
                 raise ScriptExhausted(len(self._script))
             turn = self._script[self._next_turn]
             self._next_turn += 1
-            cached, shared = self._cache.lookup_and_store(body)
-            created = max(0, self._cache.cacheable_tokens(len(body)) - cached)
+            prompt = cache_key(provider, request, body)
+            cached, shared = self._cache.lookup_and_store(prompt)
+            created = max(0, self._cache.cacheable_tokens(len(prompt)) - cached)
             served = ServedRequest(
                 provider,
-                estimate_tokens(len(body)),
+                estimate_tokens(len(prompt)),
                 cached,
                 created,
                 shared,
@@ -217,6 +220,31 @@ class ProviderSimulator:
             index = len(self.requests)
         resolved = turn(list(request.get("messages", []))) if callable(turn) else turn
         return _RESPONDERS[provider](request, dict(resolved), served, index)
+
+
+def cache_key(provider: str, request: Mapping[str, Any], body: bytes) -> bytes:
+    """The bytes prefix matching runs on: the prompt as the provider's cache sees it.
+
+    Anthropic's cache ignores where `cache_control` breakpoints sit and reads a string content
+    as one text block; since a request moves its breakpoint to the new last message, matching
+    raw bytes would miss one message per turn. So for that shape the body is re-encoded with
+    breakpoints dropped and string contents as blocks (key order kept, so stable parts stay
+    first). The other shapes are matched on their raw bytes.
+    """
+    if provider != "anthropic":
+        return body
+    return json.dumps(_without_breakpoints(request), ensure_ascii=False).encode()
+
+
+def _without_breakpoints(value: Any) -> Any:
+    if isinstance(value, dict):
+        out = {k: _without_breakpoints(v) for k, v in value.items() if k != "cache_control"}
+        if isinstance(out.get("content"), str) and "role" in out:
+            out["content"] = [{"type": "text", "text": out["content"]}]
+        return out
+    if isinstance(value, list):
+        return [_without_breakpoints(v) for v in value]
+    return value
 
 
 class ScriptExhausted(RuntimeError):

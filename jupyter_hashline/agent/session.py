@@ -1,0 +1,219 @@
+"""`Session`: one agent conversation over notebooks, with prompts built for prefix caching.
+
+A session owns a `ZoneSession` (frozen prefix of system prompt + tool catalog + model, the
+append-only log, the turn scratch, stability manager and cache ledger), a `Patcher` over a
+`NotebookFilesystem` with its own snapshot store, the notebook tools, and a provider client.
+
+Invariants:
+- Every byte sent is `ThreeZoneRequest.to_wire(provider)`; every tool result is appended to the
+  log verbatim; the only rewrite of the log is `compact()`, through `AppendLog.rebuild` with a
+  named reason (so the ledger can name the miss that follows).
+- `system` may be a string or a callable returning one; a callable is re-evaluated for every
+  request, and any change shows up as prefix drift (the cache-drift demonstration).
+- Observers (`subscribe`) hear "request", "tool" and "turn" events synchronously, from the
+  task running the turn: no polling loop anywhere.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..hashline.disk import DiskFilesystem
+from ..hashline.memory_store import InMemorySnapshotStore
+from ..hashline.patcher import Patcher
+from ..hashline.store import SnapshotStore
+from ..notebook import NotebookFilesystem
+from ..zones import PinnedPrefix, RebuildReason, RebuildRecord, ZoneSession
+from .activity import ActivityLog
+from .providers import ModelReply, ProviderClient, ToolCall, client_for
+from .tools import TOOL_SPECS, NotebookTools, ToolOutcome
+
+DEFAULT_SYSTEM = (
+    "You edit Jupyter notebooks for a person who is working in them too. Read a notebook with "
+    "notebook_read before editing it, edit with notebook_edit using the header and line "
+    "numbers of your latest read, and check outputs with notebook_outputs. When an edit is "
+    "rejected, follow the message: re-read what it names and send the edit again."
+)
+DEFAULT_MODELS = {
+    "anthropic": "claude-sonnet-4-5",
+    "openai": "gpt-4.1",
+    "deepseek": "deepseek-chat",
+}
+MAX_EDITS_KEPT = 50
+
+Observer = Callable[[str, "Session"], None]
+
+
+class Session:
+    """An agent conversation: `await session.run_turn(text)` until the model answers."""
+
+    def __init__(
+        self,
+        root_or_fs: str | Path | Any,
+        provider: str = "anthropic",
+        model: str | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        system: str | Callable[[], str] = DEFAULT_SYSTEM,
+        *,
+        client: ProviderClient | None = None,
+        store: SnapshotStore | None = None,
+        seen_lines: str = "reject",
+        max_tokens: int = 4096,
+        max_tool_rounds: int = 32,
+        session_id: str | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        inner = DiskFilesystem(root_or_fs) if isinstance(root_or_fs, (str, Path)) else root_or_fs
+        self.fs = NotebookFilesystem(inner)
+        self.patcher = Patcher(self.fs, store or InMemorySnapshotStore(), seen_lines)
+        self.tools = NotebookTools(self.patcher, self._outputs)
+        self.provider = provider
+        self.model = model or DEFAULT_MODELS.get(provider, provider)
+        self.client = client or client_for(provider, base_url=base_url, api_key=api_key)
+        self.id = session_id or uuid.uuid4().hex[:12]
+        self._system = system
+        self._clock = clock
+        self.max_tokens = max_tokens
+        self.max_tool_rounds = max_tool_rounds
+        self.zones = ZoneSession(self._pinned(), clock=clock)
+        self.edits = ActivityLog(MAX_EDITS_KEPT, clock_ms=lambda: int(clock() * 1000))
+        self.turns = 0
+        self.active = False
+        self._observers: list[Observer] = []
+
+    # -- the turn loop ------------------------------------------------------------------------
+    async def run_turn(self, text: str) -> str:
+        """Send `text`, execute tool calls until the model answers, return its final text."""
+        zones = self.zones
+        zones.scratch.stage_user({"role": "user", "content": text})
+        self.active = True
+        reply: ModelReply | None = None
+        try:
+            for _ in range(self.max_tool_rounds):
+                reply = await self._request()
+                if not reply.tool_calls:
+                    break
+                await self._run_tools(reply.tool_calls)
+            else:
+                raise RuntimeError(
+                    f"the model kept calling tools for {self.max_tool_rounds} rounds; "
+                    "raise max_tool_rounds or check the script"
+                )
+        finally:
+            zones.end_turn()
+            self.active = False
+            self.turns += 1
+            self._notify("turn")
+        return reply.text if reply is not None else ""
+
+    async def _request(self) -> ModelReply:
+        zones = self.zones
+        request = zones.build_request(self._pinned(), max_tokens=self.max_tokens)
+        reply = await self.client.send(request.to_wire(self.provider))
+        zones.record_usage(request, reply.usage, provider=self.provider)
+        zones.commit_user()
+        zones.log.push(reply.assistant_message)
+        self._notify("request")
+        return reply
+
+    async def _run_tools(self, calls: tuple[ToolCall, ...]) -> None:
+        results = []
+        for call in calls:
+            outcome = await self.tools.call(call.name, call.input)
+            self._remember(outcome)
+            block: dict[str, Any] = {
+                "type": "tool_result",
+                "tool_use_id": call.id,
+                "content": outcome.text,
+            }
+            if outcome.is_error:
+                block["is_error"] = True
+            results.append(block)
+            self._notify("tool")
+        self.zones.log.push({"role": "user", "content": results})
+
+    def _pinned(self) -> PinnedPrefix:
+        system = self._system() if callable(self._system) else self._system
+        return PinnedPrefix(system, [dict(spec) for spec in TOOL_SPECS], self.model)
+
+    async def _outputs(self, path: str, cell: str, max_chars: int) -> str:
+        return await self.fs.outputs(path, cell, max_chars)
+
+    # -- compaction -----------------------------------------------------------------------------
+    def compact(
+        self,
+        summary: str,
+        *,
+        keep_last_turns: int = 1,
+        reason: RebuildReason = RebuildReason.MANUAL_COMPACTION,
+    ) -> RebuildRecord:
+        """Replace older history with `summary`, keeping the last `keep_last_turns` user turns.
+
+        This is the log's only rewrite: it goes through `AppendLog.rebuild`, is audited, and the
+        ledger classifies the next miss as `messages_rewritten`.
+        """
+        messages = list(self.zones.log)
+        starts = [i for i, m in enumerate(messages) if _is_user_text(m)]
+        keep_from = (
+            starts[-keep_last_turns] if 0 < keep_last_turns <= len(starts) else len(messages)
+        )
+        kept = messages[keep_from:]
+        head: list[Mapping[str, Any]] = [
+            {"role": "user", "content": f"Summary of the conversation so far:\n{summary}"},
+            {"role": "assistant", "content": "Understood; continuing from that summary."},
+        ]
+        detail = f"kept the last {len(kept)} messages"
+        record = self.zones.log.rebuild(reason, [*head, *kept], detail=detail)
+        self._notify("rebuild")
+        return record
+
+    # -- observation ----------------------------------------------------------------------------
+    def subscribe(self, observer: Observer) -> Callable[[], None]:
+        """Call `observer(event, session)` on every event; returns an unsubscribe function."""
+        self._observers.append(observer)
+        return lambda: self._observers.remove(observer) if observer in self._observers else None
+
+    def _notify(self, event: str) -> None:
+        for observer in list(self._observers):
+            observer(event, self)
+
+    def _remember(self, outcome: ToolOutcome) -> None:
+        if outcome.result is not None:
+            self.edits.record_result(outcome.result, who=f"agent {self.id}", source="session")
+
+    def snapshot(self) -> dict[str, Any]:
+        """JSON-ready state for the panel and the sidebar."""
+        state = self.zones.snapshot()
+        state["edits"] = [record.to_json() for record in self.edits.recent()]
+        state["session"] = {
+            "id": self.id,
+            "provider": self.provider,
+            "model": self.model,
+            "turns": self.turns,
+            "active": self.active,
+        }
+        return state
+
+    def report_zones(self) -> str:
+        return self.zones.report_zones()
+
+    def report_cache(self) -> str:
+        return self.zones.report_cache()
+
+    def panel(self) -> Any:
+        """The live ipywidgets panel of this session."""
+        from ..widgets import ZonesPanel
+
+        return ZonesPanel(self)
+
+
+def _is_user_text(message: Mapping[str, Any]) -> bool:
+    return message.get("role") == "user" and isinstance(message.get("content"), str)
+
+
+__all__ = ["DEFAULT_SYSTEM", "Session"]

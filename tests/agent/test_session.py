@@ -1,0 +1,254 @@
+"""Agent sessions against the provider simulator: scripted turns, real tools, real caching."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+from jupyter_hashline.agent.session import Session
+from jupyter_hashline.agent.simulator import ProviderSimulator
+from jupyter_hashline.zones import MissCause, RebuildReason
+
+NOTEBOOK = "work.ipynb"
+HEADER = re.compile(r"\[work\.ipynb#([0-9A-F]{4})\]")
+Turn = Callable[[list[Any]], dict[str, Any]]
+
+
+def make_notebook(root: Path) -> None:
+    cells = [
+        nbformat.v4.new_markdown_cell("# Counter\nA notebook the agent keeps editing."),
+        nbformat.v4.new_code_cell("import math"),
+        nbformat.v4.new_code_cell("value = 0\nprint(value)"),
+        nbformat.v4.new_code_cell("note = 'person'"),
+    ]
+    for cell, cid in zip(cells, ["intro", "imports", "counter", "notes"], strict=True):
+        cell["id"] = cid
+    nb = nbformat.v4.new_notebook(cells=cells)
+    (root / NOTEBOOK).write_text(nbformat.writes(nb) + "\n")
+
+
+def tool_texts(messages: list[Any]) -> list[str]:
+    """Every tool result text in the request, oldest first, whatever the request shape."""
+    texts: list[str] = []
+    for message in messages:
+        if message.get("role") == "tool":
+            texts.append(message["content"])
+        content = message.get("content")
+        if isinstance(content, list):
+            texts.extend(
+                block["content"]
+                for block in content
+                if isinstance(block, dict) and block.get("type") == "tool_result"
+            )
+    return texts
+
+
+def latest_tag(messages: list[Any]) -> str:
+    for text in reversed(tool_texts(messages)):
+        found = HEADER.findall(text)
+        if found:
+            return str(found[-1])
+    raise AssertionError("no header in any tool result")
+
+
+def counter_line(messages: list[Any]) -> int:
+    """Where `value = ...` is in the latest read view or preview the agent was shown."""
+    for text in reversed(tool_texts(messages)):
+        match = re.search(r"^(\d+):value = ", text, re.MULTILINE)
+        if match:
+            return int(match.group(1))
+    raise AssertionError("the agent never saw the counter line")
+
+
+def read_turn() -> dict[str, Any]:
+    return {"tool_calls": [{"name": "notebook_read", "input": {"path": NOTEBOOK}}]}
+
+
+def edit_turn(value: int, stale_tag: list[str] | None = None) -> Turn:
+    def turn(messages: list[Any]) -> dict[str, Any]:
+        tag = stale_tag[0] if stale_tag else latest_tag(messages)
+        line = counter_line(messages)
+        patch = f"[{NOTEBOOK}#{tag}]\nreplace {line}:\n+value = {value}\n"
+        return {"tool_calls": [{"name": "notebook_edit", "input": {"patch": patch}}]}
+
+    return turn
+
+
+def done(text: str = "done") -> dict[str, Any]:
+    return {"text": text}
+
+
+def run(session: Session, prompts: list[str]) -> None:
+    import asyncio
+
+    async def go() -> None:
+        for prompt in prompts:
+            await session.run_turn(prompt)
+
+    asyncio.run(go())
+
+
+def sources(root: Path) -> dict[str, str]:
+    nb = nbformat.read(root / NOTEBOOK, as_version=4)
+    return {cell["id"]: cell["source"] for cell in nb.cells}
+
+
+def scripted_session(tmp_path: Path, provider: str, system: Any) -> tuple[list[Any], list[str]]:
+    """50 user turns: a read, then edits of the counter cell, one recovered stale edit (a
+    person edits another cell first) and one true conflict that is rejected, re-read and
+    retried."""
+    script: list[Any] = [read_turn(), done("read it")]
+    prompts = ["read the notebook"]
+    captured: list[str] = []
+
+    def person_edits_other_cell(messages: list[Any]) -> dict[str, Any]:
+        captured.append(latest_tag(messages))  # the agent's tag before the person saves
+        nb = nbformat.read(tmp_path / NOTEBOOK, as_version=4)
+        nb.cells[0]["source"] += "\nEdited by a person."
+        nb.cells.insert(1, nbformat.v4.new_markdown_cell("A new cell from the person."))
+        nb.cells[1]["id"] = "person-cell"
+        (tmp_path / NOTEBOOK).write_text(nbformat.writes(nb) + "\n")
+        return edit_turn(1000, captured)(messages)
+
+    def person_edits_same_line(messages: list[Any]) -> dict[str, Any]:
+        nb = nbformat.read(tmp_path / NOTEBOOK, as_version=4)
+        counter = next(c for c in nb.cells if c["id"] == "counter")
+        counter["source"] = re.sub(r"value = \d+", "value = -1", counter["source"])
+        (tmp_path / NOTEBOOK).write_text(nbformat.writes(nb) + "\n")
+        return edit_turn(2000)(messages)
+
+    for value in range(1, 51):
+        if value == 10:
+            script += [person_edits_other_cell, done("recovered")]
+        elif value == 20:
+            script += [person_edits_same_line, read_turn(), edit_turn(2000), done("retried")]
+        else:
+            script += [edit_turn(value), done(f"set {value}")]
+        prompts.append(f"set the counter to {value}")
+        if len(prompts) == 50:
+            break
+    return script, prompts
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai", "deepseek"])
+def test_fifty_turn_session_edits_and_caches(tmp_path: Path, provider: str) -> None:
+    make_notebook(tmp_path)
+    script, prompts = scripted_session(tmp_path, provider, None)
+    with ProviderSimulator(script) as sim:
+        session = Session(
+            tmp_path, provider=provider, base_url=sim.base_url(provider), api_key="test"
+        )
+        run(session, prompts)
+        assert sim.turns_left == 0
+    final = sources(tmp_path)
+    assert final["counter"] == "value = 49\nprint(value)"
+    assert final["intro"] == "# Counter\nA notebook the agent keeps editing.\nEdited by a person."
+    assert final["person-cell"] == "A new cell from the person."
+    assert final["notes"] == "note = 'person'"
+    # the stale edit recovered, the conflict was rejected then retried
+    results = tool_texts(json.loads(sim.bodies[-1])["messages"])
+    assert any("recovered" in text.lower() for text in results)
+    assert any("rejected" in text.lower() for text in results)
+    # cache accounting: the ledger agrees with what the simulator reported
+    ledger = session.zones.ledger
+    assert len(ledger.turns) == len(sim.requests)
+    for turn, served in zip(ledger.turns, sim.requests, strict=True):
+        assert turn.cached_tokens == served.cached_tokens
+        assert turn.input_tokens == served.input_tokens
+    later = ledger.turns[2:]  # everything after the first user turn's two requests
+    ratio = sum(t.cached_tokens for t in later) / sum(t.input_tokens for t in later)
+    sim_later = sim.requests[2:]
+    sim_ratio = sum(r.cached_tokens for r in sim_later) / sum(r.input_tokens for r in sim_later)
+    assert ratio == pytest.approx(sim_ratio)
+    assert ratio >= 0.95
+    assert ledger.hit_ratio() == pytest.approx(sim.hit_ratio)
+    snapshot = session.snapshot()
+    json.dumps(snapshot)  # JSON-ready
+    assert snapshot["cache"]["hit_ratio"] == pytest.approx(sim.hit_ratio)
+    assert snapshot["edits"][0]["cells"] == ["counter"]
+    assert "+value = 49" in snapshot["edits"][0]["diff"]
+
+
+def test_timestamp_in_system_prompt_misses_every_time(tmp_path: Path) -> None:
+    make_notebook(tmp_path)
+    script, prompts = scripted_session(tmp_path, "anthropic", None)
+    clock = iter(range(10_000))
+
+    def system() -> str:
+        return f"You edit notebooks. Current time: 2026-11-30T00:{next(clock):05d}"
+
+    with ProviderSimulator(script) as sim:
+        session = Session(tmp_path, base_url=sim.base_url("anthropic"), api_key="k", system=system)
+        run(session, prompts)
+    ledger = session.zones.ledger
+    assert ledger.hit_ratio() < 0.05
+    misses = [t for t in ledger.turns if t.miss]
+    assert len(misses) == len(ledger.turns) - 1  # every request after the cold one
+    assert {t.cause for t in misses} == {MissCause.SYSTEM_CHANGED}
+
+
+def test_compaction_costs_one_miss_then_hits_resume(tmp_path: Path) -> None:
+    make_notebook(tmp_path)
+    script: list[Any] = [read_turn(), done("read")]
+    for value in range(1, 13):
+        script += [edit_turn(value), done(f"set {value}")]
+    events: list[str] = []
+    # a short conversation: a lower minimum so the prefix is cacheable from the second request
+    with ProviderSimulator(script, min_tokens=256) as sim:
+        session = Session(tmp_path, base_url=sim.base_url("anthropic"), api_key="k")
+        session.subscribe(lambda event, _s: events.append(event))
+        run(session, ["read"] + [f"set {v}" for v in range(1, 7)])
+        record = session.compact("The counter was set to 1..6.", keep_last_turns=1)
+        run(session, [f"set {v}" for v in range(7, 13)])
+    assert record.reason is RebuildReason.MANUAL_COMPACTION
+    assert len(session.zones.log.audit) == 1
+    assert events.count("rebuild") == 1
+    ledger = session.zones.ledger
+    after = ledger.turns[14:]  # the 7 turns before compaction made 14 requests
+    assert after[0].miss and after[0].cause is MissCause.MESSAGES_REWRITTEN
+    assert all(not t.miss for t in after[1:])
+    assert [t.cause for t in ledger.turns if t.miss] == [MissCause.MESSAGES_REWRITTEN]
+    assert sources(tmp_path)["counter"] == "value = 12\nprint(value)"
+
+
+def test_observers_hear_each_request_tool_and_turn(tmp_path: Path) -> None:
+    make_notebook(tmp_path)
+    events: list[tuple[str, bool]] = []
+    with ProviderSimulator([read_turn(), done()]) as sim:
+        session = Session(tmp_path, base_url=sim.base_url("anthropic"), api_key="k")
+        unsubscribe = session.subscribe(lambda event, s: events.append((event, s.active)))
+        run(session, ["read"])
+        unsubscribe()
+    assert events == [("request", True), ("tool", True), ("request", True), ("turn", False)]
+
+
+def test_runaway_tool_loop_is_stopped(tmp_path: Path) -> None:
+    make_notebook(tmp_path)
+    with ProviderSimulator([read_turn()] * 3) as sim:
+        session = Session(
+            tmp_path, base_url=sim.base_url("anthropic"), api_key="k", max_tool_rounds=3
+        )
+        with pytest.raises(RuntimeError, match="kept calling tools"):
+            run(session, ["loop"])
+    assert not session.active
+    assert session.zones.scratch.pending_user is None
+
+
+def test_session_runs_inside_a_running_event_loop(tmp_path: Path) -> None:
+    make_notebook(tmp_path)
+
+    async def go() -> str:
+        async with ProviderSimulator([read_turn(), done("ok")]) as sim:
+            session = Session(tmp_path, base_url=sim.base_url("openai"), provider="openai")
+            session.client.api_key = "k"
+            return await session.run_turn("read")
+
+    import asyncio
+
+    assert asyncio.run(go()) == "ok"
