@@ -392,11 +392,12 @@ class Patcher:
 
     async def _write_section(self, item: _Prepared) -> SectionResult:
         live, applied = item.live, item.applied
-        landed = await self._land(live.path, applied.text, live)
-        warnings = list(item.warnings)
+        landed, write_notes = await self._land(live.path, applied.text, live)
+        warnings = [*item.warnings, *write_notes]
         seen = set(item.carried_seen)
         if landed != applied.text:
-            warnings.append(_landed_differs(live.path))
+            if not write_notes:
+                warnings.append(_landed_differs(live.path))
             seen = set()
         tag = self.store.record(live.key, landed)
         new_lines = split_lines(landed)
@@ -416,12 +417,14 @@ class Patcher:
             banner=item.banner,
         )
 
-    async def _land(self, path: str, text: str, live: _Live | None) -> str:
-        """Write `text` (normalized) with the file's BOM/eol; return the normalized landed text."""
+    async def _land(self, path: str, text: str, live: _Live | None) -> tuple[str, tuple[str, ...]]:
+        """Write `text` (normalized) with the file's BOM/eol; return the normalized landed text
+        and the filesystem's own notes about the write (e.g. ids given to new cells)."""
         view = live.view if live is not None else self._is_view(path)
         raw = text if view or live is None else restore(text, live.bom, live.eol)
         result = await self.fs.write_text(path, raw)
-        return result.text if view else normalize(result.text).text
+        notes = tuple(getattr(result, "warnings", ()))
+        return (result.text if view else normalize(result.text).text), notes
 
     async def _write_whole(
         self, path: str, key: str, live: _Live | None, text: str, view: bool
@@ -445,7 +448,7 @@ class Patcher:
         preflight = getattr(self.fs, "preflight_write", None)
         if preflight is not None:
             await preflight(path)
-        landed = await self._land(path, text, live)
+        landed, write_notes = await self._land(path, text, live)
         tag = self.store.record(key, landed)
         lines = split_lines(landed)
         intended = split_lines(text)
@@ -454,7 +457,7 @@ class Patcher:
             tag,
             [i + 1 for i, row in enumerate(lines) if i < len(intended) and row == intended[i]],
         )
-        warnings = () if landed == text else (_landed_differs(path),)
+        warnings = write_notes or (() if landed == text else (_landed_differs(path),))
         preview = build_preview(lines, [(1, len(lines))], context=0, max_rows=10)
         op = SectionOp.CREATE if live is None else SectionOp.UPDATE
         section = SectionResult(

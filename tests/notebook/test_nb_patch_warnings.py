@@ -1,0 +1,25 @@
+"""What the notebook filesystem says about a write reaches the agent's reply."""
+
+from __future__ import annotations
+
+from nbtestkit import analysis, dumps
+
+from jupyter_hashline.hashline.memory_fs import InMemoryFilesystem
+from jupyter_hashline.hashline.memory_store import InMemorySnapshotStore
+from jupyter_hashline.hashline.patcher import Patcher
+from jupyter_hashline.notebook import NotebookFilesystem
+
+
+async def test_new_cell_ids_are_reported_in_the_patch_reply() -> None:
+    inner = InMemoryFilesystem({"a.ipynb": dumps(analysis())})
+    fs = NotebookFilesystem(inner, new_id=lambda: "fresh-cell")
+    patcher = Patcher(fs, InMemorySnapshotStore())
+    read = await patcher.read("a.ipynb")
+    last = len(read.text.splitlines())
+    result = await patcher.apply(f"{read.header}\ninsert after {last}:\n+# %% [code]\n+x = 1\n")
+    reply = result.to_text()
+    assert "fresh-cell" in reply
+    assert any("fresh-cell" in w for w in result.sections[0].warnings)
+    # the generic "landed text differs" notice is not added on top of the filesystem's own
+    assert not any("differs" in w for w in result.sections[0].warnings)
+    assert "# %% [code] id=fresh-cell" in result.sections[0].after
