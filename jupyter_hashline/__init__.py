@@ -7,6 +7,16 @@ Entry points for Jupyter (server extension, IPython magics) import their parts l
 
 from __future__ import annotations
 
+from typing import Any
+
 __version__ = "0.1.0"
+
+
+def _jupyter_server_extension_points() -> list[dict[str, Any]]:
+    """The server extension, imported only when a Jupyter server asks for it."""
+    from .server.app import HashlineExtension
+
+    return [{"module": "jupyter_hashline", "app": HashlineExtension}]
+
 
 __all__ = ["__version__"]

@@ -1,7 +1,8 @@
 """Suite-wide fixtures.
 
 pytest only honours `pytest_plugins` in the top-level conftest, so every plugin the suite uses
-is declared here. pytest-jupyter's core plugin also runs `async def` tests in an event loop.
+is declared here. jupyter_server's plugin (pytest-jupyter's server fixtures plus its core
+plugin, which runs `async def` tests in an event loop) serves the server tests.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["pytest_jupyter.jupyter_core"]
+pytest_plugins = ["jupyter_server.pytest_plugin"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CORPUS_DIR = REPO_ROOT.parent / "shared" / "corpus"

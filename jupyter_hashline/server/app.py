@@ -1,0 +1,175 @@
+"""The `jupyter_hashline` server extension: configuration, wiring, and the route table.
+
+Invariants:
+- Settings come from traitlets (command line > config files > defaults), then the workspace
+  overlay file at the server root, which may only tighten them (see `config.py`); every
+  refused overlay key is logged as a warning.
+- The snapshot store is built once per server. Its default is a `SqliteSnapshotStore` in the
+  user's Jupyter data dir, one file per server root, so tags survive a restart and two servers
+  on different roots never share snapshots.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from jupyter_server.extension.application import ExtensionApp
+from traitlets import Bool, Enum, Int, List, Unicode
+from traitlets.utils.importstring import import_item
+
+from ..hashline.store import SnapshotStore
+from .config import (
+    MIB,
+    HashlineSettings,
+    SeenLinesPolicy,
+    apply_workspace_overlay,
+)
+from .handlers import make_handlers
+from .service import HashlineService, build_service
+
+OVERLAY_FILE = ".jupyter-hashline.json"
+
+
+class HashlineExtension(ExtensionApp):
+    """REST API for hashline reads and edits over the server's contents manager."""
+
+    name = "jupyter_hashline"
+    description = "Safe notebook editing for LLM agents (hashline REST API)."
+    extension_url = "/hashline/"
+    load_other_extensions = True
+
+    seen_lines = Enum(
+        [p.value for p in SeenLinesPolicy],
+        default_value=SeenLinesPolicy.REJECT.value,
+        help="What to do with an edit anchored on lines the agent was never shown: "
+        "'reject' it (showing those lines), apply it with a 'warn'ing, or 'off' (no check).",
+    ).tag(config=True)
+    projection = Unicode(
+        "hashline",
+        help="How notebooks read as text: 'hashline' (cell markers with ids) or a jupytext "
+        "format such as 'py:percent' or 'md'.",
+    ).tag(config=True)
+    max_request_bytes = Int(16 * MIB, help="Request bodies larger than this get 413 (bytes).").tag(
+        config=True
+    )
+    max_patch_bytes = Int(16 * MIB, help="Patches larger than this are refused (bytes).").tag(
+        config=True
+    )
+    max_file_bytes = Int(
+        64 * MIB, help="Files larger than this cannot be read or written (bytes)."
+    ).tag(config=True)
+    max_versions_per_path = Int(
+        64,
+        help="Snapshot versions kept per file: enough for several concurrent agents to have "
+        "their stale edits rebased.",
+    ).tag(config=True)
+    store_class = Unicode(
+        "jupyter_hashline.hashline.sqlite_store.SqliteSnapshotStore",
+        help="Dotted name of the SnapshotStore class. A class whose constructor takes a "
+        "`path` gets `store_path`; every store gets `max_versions_per_path`.",
+    ).tag(config=True)
+    store_path = Unicode(
+        "",
+        help="File of the snapshot store. Default: jupyter_hashline/snapshots-<root id>.sqlite3 "
+        "in the Jupyter data dir (one file per server root).",
+    ).tag(config=True)
+    allowed_paths = List(
+        Unicode(),
+        help="API path prefixes agents may read and edit (empty: the whole server root).",
+    ).tag(config=True)
+    read_only = Bool(False, help="Refuse every write through the hashline API.").tag(config=True)
+    activity_limit = Int(200, help="How many recent edits GET activity keeps.").tag(config=True)
+    max_sessions = Int(64, help="How many agent sessions the registry keeps.").tag(config=True)
+    workspace_overlay = Unicode(
+        OVERLAY_FILE,
+        help="Name of a JSON file at the server root whose settings may only tighten these "
+        "(seen_lines, size limits, allowed_paths, read_only). Empty: no overlay.",
+    ).tag(config=True)
+
+    service: HashlineService | None = None
+
+    def _configured_settings(self) -> HashlineSettings:
+        return HashlineSettings(
+            seen_lines=SeenLinesPolicy(self.seen_lines),
+            projection=self.projection,
+            max_request_bytes=self.max_request_bytes,
+            max_patch_bytes=self.max_patch_bytes,
+            max_file_bytes=self.max_file_bytes,
+            max_versions_per_path=self.max_versions_per_path,
+            allowed_paths=tuple(p.strip("/") for p in self.allowed_paths),
+            read_only=self.read_only,
+            store_class=self.store_class,
+            store_path=self.store_path or self._default_store_path(),
+            activity_limit=self.activity_limit,
+            max_sessions=self.max_sessions,
+        )
+
+    def _root_dir(self) -> str:
+        assert self.serverapp is not None
+        return str(self.serverapp.root_dir)
+
+    def _default_store_path(self) -> str:
+        root_id = hashlib.sha256(os.path.realpath(self._root_dir()).encode()).hexdigest()[:12]
+        return str(Path(self.data_dir) / "jupyter_hashline" / f"snapshots-{root_id}.sqlite3")
+
+    def _read_overlay(self) -> dict[str, Any]:
+        if not self.workspace_overlay:
+            return {}
+        path = Path(self._root_dir()) / self.workspace_overlay
+        if not path.is_file():
+            return {}
+        try:
+            overlay = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as err:
+            self.log.warning("jupyter_hashline: ignoring workspace overlay %s: %s", path, err)
+            return {}
+        if not isinstance(overlay, dict):
+            self.log.warning("jupyter_hashline: ignoring %s: not a JSON object", path)
+            return {}
+        return overlay
+
+    def effective_settings(self) -> HashlineSettings:
+        """Configured settings, tightened by the workspace overlay (refusals are logged)."""
+        merged = apply_workspace_overlay(self._configured_settings(), self._read_overlay())
+        for refusal in merged.refused:
+            self.log.warning("jupyter_hashline: workspace overlay key %s", refusal)
+        if merged.applied:
+            self.log.info("jupyter_hashline: workspace overlay tightened %s", merged.applied)
+        return merged.settings
+
+    def initialize_settings(self) -> None:
+        assert self.serverapp is not None
+        settings = self.effective_settings()
+        store = make_store(settings)
+        self.service = build_service(self.serverapp.contents_manager, store, settings)
+        self.settings["jupyter_hashline_service"] = self.service
+        self.log.info(
+            "jupyter_hashline: store %s, seen lines %s", type(store).__name__, settings.seen_lines
+        )
+
+    def initialize_handlers(self) -> None:
+        assert self.service is not None
+        self.handlers.extend(make_handlers(self.service))
+
+    async def stop_extension(self) -> None:
+        if self.service is not None:
+            self.service.close()
+
+
+def make_store(settings: HashlineSettings) -> SnapshotStore:
+    """Build the configured snapshot store (creating the folder of a file-backed one)."""
+    store_class = import_item(settings.store_class)
+    params = inspect.signature(store_class).parameters
+    kwargs: dict[str, Any] = {}
+    if "max_versions_per_path" in params:
+        kwargs["max_versions_per_path"] = settings.max_versions_per_path
+    if "path" in params:
+        Path(settings.store_path).parent.mkdir(parents=True, exist_ok=True)
+        kwargs["path"] = settings.store_path
+    store: SnapshotStore = store_class(**kwargs)
+    return store

@@ -1,0 +1,148 @@
+"""The server extension's effective settings and the workspace overlay rule.
+
+Precedence (DESIGN §6): command line > config files > defaults, all handled by traitlets on
+the extension app; then a workspace overlay file (e.g. `.jupyter-hashline.json` at the server
+root) is merged by `apply_workspace_overlay`.
+
+Invariants:
+- An overlay may only tighten: raise the seen-lines guard (off < warn < reject), lower a size
+  limit, narrow the allowed paths, turn read-only on. Anything else it asks for is refused,
+  one refusal message per key, and the setting keeps its value.
+- Keys that would redirect data (the snapshot store class or path) and unknown keys are always
+  refused. The merge is pure: settings in, settings and refusals out.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..hashline.patcher import SeenLinesPolicy
+
+MIB = 1024 * 1024
+_POLICY_ORDER = (SeenLinesPolicy.OFF, SeenLinesPolicy.WARN, SeenLinesPolicy.REJECT)
+
+
+def strictness(policy: SeenLinesPolicy) -> int:
+    """off < warn < reject."""
+    return _POLICY_ORDER.index(policy)
+
+
+@dataclass(frozen=True, slots=True)
+class HashlineSettings:
+    """Everything the service needs to know from configuration."""
+
+    seen_lines: SeenLinesPolicy = SeenLinesPolicy.REJECT
+    projection: str = "hashline"
+    max_request_bytes: int = 16 * MIB
+    max_patch_bytes: int = 16 * MIB
+    max_file_bytes: int = 64 * MIB
+    max_versions_per_path: int = 64
+    allowed_paths: tuple[str, ...] = ()  # API path prefixes; empty means the whole root
+    read_only: bool = False
+    store_class: str = "jupyter_hashline.hashline.sqlite_store.SqliteSnapshotStore"
+    store_path: str = ""
+    activity_limit: int = 200
+    max_sessions: int = 64
+
+
+@dataclass(frozen=True, slots=True)
+class OverlayResult:
+    """The merged settings and one message per refused overlay key."""
+
+    settings: HashlineSettings
+    applied: tuple[str, ...]
+    refused: tuple[str, ...]
+
+
+REDIRECTING_KEYS = frozenset({"store_class", "store_path"})
+LIMIT_KEYS = ("max_request_bytes", "max_patch_bytes", "max_file_bytes")
+
+
+def path_within(path: str, prefix: str) -> bool:
+    """Whether API path `path` is `prefix` itself or lies below it (both without slashes)."""
+    return prefix == "" or path == prefix or path.startswith(prefix + "/")
+
+
+def path_allowed(path: str, allowed: tuple[str, ...]) -> bool:
+    """Whether `path` lies within one of the `allowed` prefixes (empty: everything)."""
+    return not allowed or any(path_within(path, prefix) for prefix in allowed)
+
+
+def _tighten_seen_lines(current: HashlineSettings, value: Any) -> HashlineSettings | str:
+    try:
+        wanted = SeenLinesPolicy(value)
+    except ValueError:
+        return f"must be one of {[p.value for p in SeenLinesPolicy]}, got {value!r}"
+    if strictness(wanted) < strictness(current.seen_lines):
+        return f"would loosen the seen-lines guard from {current.seen_lines.value!r}"
+    return dataclasses.replace(current, seen_lines=wanted)
+
+
+def _tighten_limit(key: str) -> Callable[[HashlineSettings, Any], HashlineSettings | str]:
+    def tighten(current: HashlineSettings, value: Any) -> HashlineSettings | str:
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            return f"must be a positive integer number of bytes, got {value!r}"
+        now = getattr(current, key)
+        if value > now:
+            return f"would raise the limit from {now} to {value} bytes"
+        changes: dict[str, Any] = {key: value}
+        return dataclasses.replace(current, **changes)
+
+    return tighten
+
+
+def _tighten_allowed_paths(current: HashlineSettings, value: Any) -> HashlineSettings | str:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        return f"must be a list of path prefixes, got {value!r}"
+    wanted = tuple(v.strip("/") for v in value)
+    if not wanted:
+        if current.allowed_paths:
+            return "an empty list would allow the whole root again"
+        return current
+    outside = [w for w in wanted if not path_allowed(w, current.allowed_paths) or ".." in w]
+    if outside:
+        return f"would widen the allowed paths with {outside}"
+    return dataclasses.replace(current, allowed_paths=wanted)
+
+
+def _tighten_read_only(current: HashlineSettings, value: Any) -> HashlineSettings | str:
+    if not isinstance(value, bool):
+        return f"must be true or false, got {value!r}"
+    if current.read_only and not value:
+        return "would make a read-only server writable"
+    return dataclasses.replace(current, read_only=value)
+
+
+_TIGHTENERS: dict[str, Callable[[HashlineSettings, Any], HashlineSettings | str]] = {
+    "seen_lines": _tighten_seen_lines,
+    "allowed_paths": _tighten_allowed_paths,
+    "read_only": _tighten_read_only,
+    **{key: _tighten_limit(key) for key in LIMIT_KEYS},
+}
+
+
+def apply_workspace_overlay(
+    settings: HashlineSettings, overlay: Mapping[str, Any]
+) -> OverlayResult:
+    """Merge a workspace overlay into `settings`, keeping only changes that tighten."""
+    applied: list[str] = []
+    refused: list[str] = []
+    for key, value in overlay.items():
+        tighten = _TIGHTENERS.get(key)
+        if key in REDIRECTING_KEYS:
+            refused.append(f"{key}: a workspace file may not redirect where data is stored")
+            continue
+        if tighten is None:
+            known = sorted(_TIGHTENERS)
+            refused.append(f"{key}: not a setting a workspace may change (allowed: {known})")
+            continue
+        outcome = tighten(settings, value)
+        if isinstance(outcome, str):
+            refused.append(f"{key}: refused, {outcome}")
+        else:
+            settings = outcome
+            applied.append(key)
+    return OverlayResult(settings, tuple(applied), tuple(refused))

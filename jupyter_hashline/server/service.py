@@ -1,0 +1,199 @@
+"""The hashline service: everything the REST handlers do, without HTTP.
+
+One instance per server. It owns the patcher (over a `NotebookFilesystem` wrapping the
+contents-manager filesystem), the snapshot store, the activity log and the session registry.
+Methods take parsed requests and return JSON-ready dicts; failures are `HashlineError`s,
+mapped to HTTP by `errors.error_response`.
+
+Invariants:
+- Requests on one canonical path are serialized (`PathLocks`): reads, outputs, patches and
+  writes; a multi-file patch holds the locks of all its files. Concurrent stale edits are
+  therefore rebased one at a time, never interleaved, so none is lost; and no read sees a
+  save in progress.
+- Every edit that changed a file is recorded in the activity log, attributed to the user the
+  server authenticated.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..agent.activity import ActivityLog
+from ..hashline.errors import TooLargeError
+from ..hashline.parse import parse_patch
+from ..hashline.patcher import Patcher
+from ..hashline.results import PartialWriteError, PatchResult
+from ..hashline.store import SnapshotStore
+from ..notebook import NotebookFilesystem
+from ..notebook.outputs import DEFAULT_MAX_CHARS
+from .config import HashlineSettings
+from .contents_fs import ContentsFilesystem
+from .locks import PathLocks
+from .requests import OutputsRequest, PatchRequest, ReadRequest, SessionPost, WriteRequest
+from .sessions import SessionRegistry
+
+
+def patch_reply(result: PatchResult) -> dict[str, Any]:
+    """`{"sections": [...], "text": ...}`: the engine's own JSON form of the result."""
+    return dict(result.to_json())
+
+
+def _line_count(text: str) -> int:
+    return text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+
+
+def _seen_ranges(lines: frozenset[int]) -> list[list[int]]:
+    """Sorted line numbers as inclusive [start, end] runs."""
+    runs: list[list[int]] = []
+    for line in sorted(lines):
+        if runs and runs[-1][1] == line - 1:
+            runs[-1][1] = line
+        else:
+            runs.append([line, line])
+    return runs
+
+
+class HashlineService:
+    """Reads, edits, outputs, snapshots, activity and sessions for one server."""
+
+    def __init__(
+        self,
+        *,
+        patcher: Patcher,
+        filesystem: NotebookFilesystem,
+        contents: ContentsFilesystem,
+        store: SnapshotStore,
+        settings: HashlineSettings,
+    ) -> None:
+        self.patcher = patcher
+        self.filesystem = filesystem
+        self.contents = contents
+        self.store = store
+        self.settings = settings
+        self.locks = PathLocks()
+        self.activity_log = ActivityLog(settings.activity_limit)
+        self.sessions = SessionRegistry(settings.max_sessions)
+
+    async def read(self, request: ReadRequest) -> dict[str, Any]:
+        path = self.contents.resolve(request.path)
+        async with self.locks.hold([await self.contents.canonical_path(path)]):
+            result = await self.patcher.read(
+                path, offset=request.offset, limit=request.limit, cells=request.cells
+            )
+        return {
+            "path": result.path,
+            "tag": result.tag,
+            "header": result.header,
+            "view": result.view,
+        }
+
+    async def patch(self, request: PatchRequest, who: str) -> dict[str, Any]:
+        self._check_patch_size(request.patch)
+        sections = parse_patch(request.patch)
+        keys = [await self.contents.canonical_path(section.path) for section in sections]
+        async with self.locks.hold(keys):
+            try:
+                result = await self.patcher.apply(sections)
+            except PartialWriteError as err:
+                self._record(err.result, who, "patch")
+                raise
+        self._record(result, who, "patch")
+        return patch_reply(result)
+
+    async def write(self, request: WriteRequest, who: str) -> dict[str, Any]:
+        path = self.contents.resolve(request.path)
+        async with self.locks.hold([await self.contents.canonical_path(path)]):
+            result = await self.patcher.write(path, request.content)
+        self._record(result, who, "write")
+        return patch_reply(result)
+
+    async def outputs(self, request: OutputsRequest) -> dict[str, Any]:
+        path = self.contents.resolve(request.path)
+        max_chars = request.max_chars or DEFAULT_MAX_CHARS
+        async with self.locks.hold([await self.contents.canonical_path(path)]):
+            text = await self.filesystem.outputs(path, request.cell, max_chars=max_chars)
+        return {"path": path, "cell": request.cell, "text": text}
+
+    def snapshots(self) -> dict[str, Any]:
+        tracked = []
+        for path in self.store.paths():
+            versions = [
+                {
+                    "tag": snap.tag,
+                    "recorded_at_ms": snap.recorded_at_ms,
+                    "lines": _line_count(snap.text),
+                    "seen_lines": _seen_ranges(self.store.seen_lines(path, snap.tag)),
+                }
+                for snap in self.store.history(path)
+            ]
+            head = versions[0]["tag"] if versions else None
+            tracked.append({"path": path, "head": head, "versions": versions})
+        return {"paths": tracked}
+
+    def activity(self, limit: int | None = None) -> dict[str, Any]:
+        return {"edits": [record.to_json() for record in self.activity_log.recent(limit)]}
+
+    def list_sessions(self) -> dict[str, Any]:
+        return {"sessions": [entry.summary() for entry in self.sessions.entries()]}
+
+    def post_session(self, post: SessionPost) -> dict[str, Any]:
+        entry, created = self.sessions.post(post.session_id, post.snapshot, post.label)
+        return {**entry.summary(), "created": created}
+
+    def get_session(self, session_id: str) -> dict[str, Any]:
+        return self.sessions.get(session_id).to_json()
+
+    def close(self) -> None:
+        close = getattr(self.store, "close", None)
+        if callable(close):
+            close()
+
+    def _check_patch_size(self, patch: object) -> None:
+        """Refuse an oversized patch before parsing it (the engine checks again, the same way)."""
+        size = len(
+            patch.encode("utf-8", "surrogatepass") if isinstance(patch, str) else json.dumps(patch)
+        )
+        if size > self.settings.max_patch_bytes:
+            raise TooLargeError(
+                f"The edit is {size:,} bytes, over this server's limit of "
+                f"{self.settings.max_patch_bytes:,}; nothing was written. Send smaller edits, "
+                "or use the write tool for a whole new file."
+            )
+
+    def _record(self, result: PatchResult, who: str, source: str) -> None:
+        for section in result.sections:
+            if not section.written or section.before == section.after:
+                continue
+            self.activity_log.record(
+                path=section.path,
+                op=section.op.value,
+                who=who,
+                source=source,
+                before=section.before,
+                after=section.after,
+                warnings=section.warnings,
+            )
+
+
+def build_service(
+    contents_manager: Any, store: SnapshotStore, settings: HashlineSettings
+) -> HashlineService:
+    """Wire the contents manager, the notebook layer and the engine for one server."""
+    contents = ContentsFilesystem(
+        contents_manager,
+        allowed_paths=settings.allowed_paths,
+        read_only=settings.read_only,
+        max_file_bytes=settings.max_file_bytes,
+    )
+    filesystem = NotebookFilesystem(contents, projection=settings.projection)
+    patcher = Patcher(
+        filesystem,
+        store,
+        seen_lines=settings.seen_lines,
+        max_patch_bytes=settings.max_patch_bytes,
+        max_file_bytes=settings.max_file_bytes,
+    )
+    return HashlineService(
+        patcher=patcher, filesystem=filesystem, contents=contents, store=store, settings=settings
+    )

@@ -1,0 +1,208 @@
+"""`ContentsFilesystem`: the engine's storage seam over a Jupyter contents manager."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from jupyter_server.services.contents.filemanager import (
+    AsyncFileContentsManager,
+    FileContentsManager,
+)
+from jupytext import TextFileContentsManager
+from tornado.web import HTTPError
+
+from jupyter_hashline.hashline.errors import (
+    HashlineError,
+    InvalidNotebookError,
+    NotFoundError,
+    NotTextError,
+    PathOutsideRootError,
+    TooLargeError,
+    WriteFailedError,
+)
+from jupyter_hashline.server.contents_fs import ContentsFilesystem
+from jupyter_hashline.server.errors import (
+    BadRequestError,
+    HiddenPathError,
+    PathNotAllowedError,
+    PermissionDeniedError,
+    ReadOnlyError,
+)
+
+
+def notebook_text(*sources: str, formats: str | None = None) -> str:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(s, id=f"c{i}") for i, s in enumerate(sources)]
+    if formats:
+        nb.metadata["jupytext"] = {"formats": formats}
+    return nbformat.writes(nb) + "\n"
+
+
+@pytest.fixture(params=["async", "sync"])
+def manager(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+    root = tmp_path / "root"
+    root.mkdir()
+    cls = AsyncFileContentsManager if request.param == "async" else FileContentsManager
+    return cls(root_dir=str(root))
+
+
+def root_of(manager: Any) -> Path:
+    return Path(manager.root_dir)
+
+
+async def test_text_round_trip_keeps_raw_text(manager: Any) -> None:
+    fs = ContentsFilesystem(manager)
+    raw = "\ufeffline one\r\nline two\r\n"
+    landed = await fs.write_text("/dir-less.txt", raw)
+    assert landed.text == raw
+    assert await fs.read_text("dir-less.txt") == raw
+    assert (root_of(manager) / "dir-less.txt").read_bytes() == raw.encode()
+    assert await fs.exists("dir-less.txt")
+    assert not await fs.exists("missing.txt")
+
+
+async def test_notebooks_are_saved_as_notebook_models(manager: Any) -> None:
+    seen: list[str] = []
+    manager.pre_save_hook = lambda model, path, contents_manager: seen.append(model["type"])
+    fs = ContentsFilesystem(manager)
+    text = notebook_text("x = 1")
+    landed = await fs.write_text("nb.ipynb", text)
+    assert seen == ["notebook"]
+    assert landed.text == (root_of(manager) / "nb.ipynb").read_text()
+    assert nbformat.reads(landed.text, as_version=4).cells[0].source == "x = 1"
+    await fs.write_text("plain.py", "print(1)\n")
+    assert seen == ["notebook", "file"]
+
+
+async def test_jupytext_pairing_runs_on_save(tmp_path: Path) -> None:
+    manager = TextFileContentsManager(root_dir=str(tmp_path))
+    fs = ContentsFilesystem(manager)
+    await fs.write_text("paired.ipynb", notebook_text("y = 2", formats="ipynb,py:percent"))
+    paired = (tmp_path / "paired.py").read_text()
+    assert "# %%\ny = 2" in paired
+    raw = await fs.read_text("paired.ipynb")
+    assert nbformat.reads(raw, as_version=4).cells[0].source == "y = 2"
+    assert await fs.read_text("paired.py") == paired  # text files stay text, not notebooks
+
+
+@pytest.mark.parametrize("raw", ["../x.txt", "a/../../x.txt", "%2e%2e/x.txt"])
+async def test_escapes_are_refused(manager: Any, raw: str) -> None:
+    fs = ContentsFilesystem(manager)
+    with pytest.raises(PathOutsideRootError):
+        await fs.read_text(raw)
+    with pytest.raises(PathOutsideRootError):
+        await fs.write_text(raw, "x\n")
+    assert not (root_of(manager).parent / "x.txt").exists()
+
+
+async def test_symlinks_out_of_the_root_are_refused(manager: Any, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "s.txt").write_text("secret\n")
+    os.symlink(outside, root_of(manager) / "link")
+    fs = ContentsFilesystem(manager)
+    with pytest.raises(PathOutsideRootError, match="symlink"):
+        await fs.read_text("link/s.txt")
+    with pytest.raises(PathOutsideRootError):
+        await fs.write_text("link/s.txt", "overwritten\n")
+    assert (outside / "s.txt").read_text() == "secret\n"
+
+
+async def test_symlinks_inside_share_one_canonical_path(manager: Any) -> None:
+    (root_of(manager) / "real.txt").write_text("r\n")
+    os.symlink(root_of(manager) / "real.txt", root_of(manager) / "alias.txt")
+    fs = ContentsFilesystem(manager)
+    assert await fs.canonical_path("/alias.txt") == "real.txt"
+    assert await fs.canonical_path("real.txt") == "real.txt"
+
+
+async def test_hidden_files_follow_the_server(manager: Any) -> None:
+    (root_of(manager) / ".secret").write_text("token\n")
+    with pytest.raises(HiddenPathError, match="allow_hidden"):
+        await ContentsFilesystem(manager).read_text(".secret")
+    with pytest.raises(HiddenPathError):
+        await ContentsFilesystem(manager).write_text(".config/x.txt", "x\n")
+    manager.allow_hidden = True
+    assert await ContentsFilesystem(manager).read_text(".secret") == "token\n"
+
+
+async def test_allowed_paths_and_read_only(manager: Any) -> None:
+    (root_of(manager) / "work").mkdir()
+    (root_of(manager) / "other.txt").write_text("o\n")
+    fs = ContentsFilesystem(manager, allowed_paths=("work",))
+    await fs.write_text("work/a.txt", "a\n")
+    with pytest.raises(PathNotAllowedError, match="work"):
+        await fs.read_text("other.txt")
+    frozen = ContentsFilesystem(manager, read_only=True)
+    assert await frozen.read_text("other.txt") == "o\n"
+    with pytest.raises(ReadOnlyError):
+        await frozen.preflight_write("other.txt")
+    with pytest.raises(ReadOnlyError):
+        await frozen.write_text("other.txt", "x\n")
+    assert (root_of(manager) / "other.txt").read_text() == "o\n"
+
+
+async def test_read_only_files_are_not_written(manager: Any) -> None:
+    target = root_of(manager) / "locked.txt"
+    target.write_text("keep\n")
+    target.chmod(0o444)
+    fs = ContentsFilesystem(manager)
+    with pytest.raises(PermissionDeniedError, match="read-only"):
+        await fs.preflight_write("locked.txt")
+    with pytest.raises(PermissionDeniedError):
+        await fs.write_text("locked.txt", "changed\n")
+    assert target.read_text() == "keep\n"
+
+
+async def test_content_checks_come_before_any_write(manager: Any) -> None:
+    fs = ContentsFilesystem(manager, max_file_bytes=64)
+    with pytest.raises(NotTextError, match="NUL"):
+        await fs.write_text("n.txt", "a\x00b")
+    with pytest.raises(TooLargeError, match="64 bytes"):
+        await fs.write_text("big.txt", "é" * 40)
+    with pytest.raises(InvalidNotebookError, match="not JSON"):
+        await fs.write_text("bad.ipynb", "# %% [code]\nnot json")
+    assert sorted(p.name for p in root_of(manager).iterdir()) == []
+    (root_of(manager) / "huge.txt").write_text("x" * 100)
+    with pytest.raises(TooLargeError):
+        await fs.read_text("huge.txt")
+
+
+async def test_read_errors_are_engine_errors(manager: Any) -> None:
+    (root_of(manager) / "bin.dat").write_bytes(b"\xff\xfe\x00binary")
+    (root_of(manager) / "folder").mkdir()
+    fs = ContentsFilesystem(manager)
+    with pytest.raises(NotFoundError, match=r"File not found: nope\.txt"):
+        await fs.read_text("nope.txt")
+    with pytest.raises(NotTextError, match=r"UTF-8"):
+        await fs.read_text("bin.dat")
+    with pytest.raises(BadRequestError, match="directory"):
+        await fs.read_text("folder")
+    with pytest.raises(WriteFailedError, match="unchanged"):
+        await fs.write_text("no/such/dir/x.txt", "x\n")
+
+
+class RefusingManager(AsyncFileContentsManager):
+    """Stands in for a storage backend that refuses or fails saves."""
+
+    status = 403
+
+    async def save(self, model: dict[str, Any], path: str = "") -> dict[str, Any]:
+        raise HTTPError(self.status, f"backend said no to {path}")
+
+
+@pytest.mark.parametrize(
+    ("status", "error"),
+    [(403, PermissionDeniedError), (400, BadRequestError), (500, WriteFailedError)],
+)
+async def test_http_errors_map_to_the_error_tree(
+    tmp_path: Path, status: int, error: type[HashlineError]
+) -> None:
+    manager = RefusingManager(root_dir=str(tmp_path))
+    manager.status = status
+    with pytest.raises(error, match="backend said no"):
+        await ContentsFilesystem(manager).write_text("a.txt", "x\n")
