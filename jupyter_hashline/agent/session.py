@@ -30,6 +30,7 @@ from ..notebook import NotebookFilesystem
 from ..zones import PinnedPrefix, RebuildReason, RebuildRecord, ZoneSession
 from .activity import ActivityLog
 from .providers import ModelReply, ProviderClient, ToolCall, client_for
+from .registration import ServerRegistration, find_parent_server
 from .tools import TOOL_SPECS, NotebookTools, ToolOutcome
 
 DEFAULT_SYSTEM = (
@@ -66,6 +67,8 @@ class Session:
         max_tokens: int = 4096,
         max_tool_rounds: int = 32,
         session_id: str | None = None,
+        label: str | None = None,
+        register: bool | ServerRegistration = True,
         clock: Callable[[], float] = time.time,
     ) -> None:
         inner = DiskFilesystem(root_or_fs) if isinstance(root_or_fs, (str, Path)) else root_or_fs
@@ -85,6 +88,8 @@ class Session:
         self.turns = 0
         self.active = False
         self._observers: list[Observer] = []
+        self.label = label or f"{self.provider} {self.model}"
+        self.registration = _registration(register)
 
     # -- the turn loop ------------------------------------------------------------------------
     async def run_turn(self, text: str) -> str:
@@ -109,7 +114,14 @@ class Session:
             self.active = False
             self.turns += 1
             self._notify("turn")
+            await self.publish()
         return reply.text if reply is not None else ""
+
+    async def publish(self) -> bool:
+        """Post the snapshot to the Jupyter server this kernel belongs to (if any)."""
+        if self.registration is None:
+            return False
+        return await self.registration.push(self.id, self.label, self.snapshot())
 
     async def _request(self) -> ModelReply:
         zones = self.zones
@@ -210,6 +222,13 @@ class Session:
         from ..widgets import ZonesPanel
 
         return ZonesPanel(self)
+
+
+def _registration(register: bool | ServerRegistration) -> ServerRegistration | None:
+    if isinstance(register, ServerRegistration):
+        return register
+    server = find_parent_server() if register else None
+    return ServerRegistration(server) if server is not None else None
 
 
 def _is_user_text(message: Mapping[str, Any]) -> bool:
