@@ -30,13 +30,14 @@ def wait_for_json(url: str, deadline: float) -> dict[str, object]:
         except (urllib.error.URLError, ConnectionError, TimeoutError) as err:
             last = err
             time.sleep(0.3)
-    raise AssertionError(f"JupyterLab did not answer {url} in time: {last}")
+    raise AssertionError(f"JupyterLab did not answer {url} in time: {last} (see lab.log)")
 
 
 def test_make_lab_starts_jupyterlab_on_examples(tmp_path: Path) -> None:
     port = free_port()
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp_path / "config"))
     token = "make-lab-test"
+    log = (tmp_path / "lab.log").open("wb")
     proc = subprocess.Popen(
         [
             "make",
@@ -47,7 +48,7 @@ def test_make_lab_starts_jupyterlab_on_examples(tmp_path: Path) -> None:
         ],
         cwd=REPO,
         env=env,
-        stdout=subprocess.PIPE,
+        stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
@@ -68,3 +69,4 @@ def test_make_lab_starts_jupyterlab_on_examples(tmp_path: Path) -> None:
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+        log.close()
