@@ -59,6 +59,11 @@ def test_make_lab_starts_jupyterlab_on_examples(tmp_path: Path) -> None:
         contents = wait_for_json(f"http://127.0.0.1:{port}/api/contents?token={token}", deadline)
         names = {item["name"] for item in contents["content"]}  # type: ignore[index,union-attr]
         assert "sales_analysis.ipynb" in names  # served from examples/
+        # the hashline server extension is active in that server
+        hashline = wait_for_json(
+            f"http://127.0.0.1:{port}/hashline/snapshots?token={token}", deadline
+        )
+        assert isinstance(hashline["paths"], list)
         lab = urllib.request.urlopen(f"http://127.0.0.1:{port}/lab?token={token}", timeout=10)
         assert lab.status == 200
         assert b"JupyterLab" in lab.read()
