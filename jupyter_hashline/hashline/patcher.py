@@ -178,7 +178,7 @@ class Patcher:
 
     async def apply(self, patch: PatchInput | PatchSection) -> PatchResult:
         """Apply an edit (text form, JSON form or parsed sections) to one or more files."""
-        self._check_patch_size(patch)
+        self.check_patch_size(patch)
         sections = parse_patch(patch)
         keys = [await self._key(s.path) for s in sections]
         _refuse_duplicates(sections, keys)
@@ -245,7 +245,11 @@ class Patcher:
                 f"processed and nothing was written. Edit a smaller file or split the work."
             )
 
-    def _check_patch_size(self, patch: object) -> None:
+    def check_patch_size(self, patch: object) -> None:
+        """Refuse a patch over `max_patch_bytes` (UTF-8) before any parsing or reading.
+
+        Adapters that parse a patch themselves (e.g. to lock its paths) call this first.
+        """
         if isinstance(patch, str):
             text = patch
         elif isinstance(patch, PatchSection):
@@ -254,11 +258,14 @@ class Patcher:
             text = json.dumps([cast(PatchSection, s).to_json() for s in patch])
         else:
             text = json.dumps(patch, default=str)
-        if len(text) > self.max_patch_bytes or len(text.encode()) > self.max_patch_bytes:
+        if len(text) <= self.max_patch_bytes // 4:  # no UTF-8 text can be over: skip encoding
+            return
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size > self.max_patch_bytes:
             raise TooLargeError(
-                f"The edit is over the limit of {self.max_patch_bytes:,} bytes and was not "
-                "applied; nothing was written. Send smaller edits, or use the write tool for a "
-                "whole new file."
+                f"The edit is {size:,} bytes, over the limit of {self.max_patch_bytes:,} bytes; "
+                "nothing was written. Send smaller edits, or use the write tool for a whole "
+                "new file."
             )
 
     # -- preparing one section -----------------------------------------------------------------

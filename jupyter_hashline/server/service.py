@@ -16,11 +16,9 @@ Invariants:
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ..agent.activity import ActivityLog
-from ..hashline.errors import TooLargeError
 from ..hashline.parse import parse_patch
 from ..hashline.patcher import Patcher
 from ..hashline.results import PartialWriteError, PatchResult
@@ -89,7 +87,7 @@ class HashlineService:
         }
 
     async def patch(self, request: PatchRequest, who: str) -> dict[str, Any]:
-        self._check_patch_size(request.patch)
+        self.patcher.check_patch_size(request.patch)
         sections = parse_patch(request.patch)
         keys = [await self.contents.canonical_path(section.path) for section in sections]
         async with self.locks.hold(keys):
@@ -149,31 +147,8 @@ class HashlineService:
         if callable(close):
             close()
 
-    def _check_patch_size(self, patch: object) -> None:
-        """Refuse an oversized patch before parsing it (the engine checks again, the same way)."""
-        size = len(
-            patch.encode("utf-8", "surrogatepass") if isinstance(patch, str) else json.dumps(patch)
-        )
-        if size > self.settings.max_patch_bytes:
-            raise TooLargeError(
-                f"The edit is {size:,} bytes, over this server's limit of "
-                f"{self.settings.max_patch_bytes:,}; nothing was written. Send smaller edits, "
-                "or use the write tool for a whole new file."
-            )
-
     def _record(self, result: PatchResult, who: str, source: str) -> None:
-        for section in result.sections:
-            if not section.written or section.before == section.after:
-                continue
-            self.activity_log.record(
-                path=section.path,
-                op=section.op.value,
-                who=who,
-                source=source,
-                before=section.before,
-                after=section.after,
-                warnings=section.warnings,
-            )
+        self.activity_log.record_result(result, who=who, source=source)
 
 
 def build_service(

@@ -63,22 +63,6 @@ def test_tags_survive_a_server_restart(tmp_path: Path) -> None:
     assert nbformat.read(root / "nb.ipynb", as_version=4).cells[0].source == "x = 2"
 
 
-def test_server_benchmark_smoke_run(tmp_path: Path) -> None:
-    out = tmp_path / "server.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "bench.server", "--smoke", "--json", str(out)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
-    )
-    rows = json.loads(out.read_text())
-    assert [row["name"].split()[0] for row in rows] == ["one-line", "1", "4", "8"]
-    assert all(row["ratio"] > 0 for row in rows)
-    assert "patches/s" in done.stdout
-
-
 def test_importing_the_package_does_not_load_the_server() -> None:
     code = (
         "import sys, jupyter_hashline, jupyter_hashline.hashline; "
