@@ -125,7 +125,10 @@ class Session:
 
     async def _request(self) -> ModelReply:
         zones = self.zones
-        request = zones.build_request(self._pinned(), max_tokens=self.max_tokens)
+        # a fixed system prompt stays pinned as frozen at start; only a callable one is
+        # re-evaluated (and re-hashed) per request, so that its drift is seen
+        current = self._pinned() if callable(self._system) else None
+        request = zones.build_request(current, max_tokens=self.max_tokens)
         reply = await self.client.send(request.to_wire(self.provider))
         zones.record_usage(request, reply.usage, provider=self.provider)
         zones.commit_user()
