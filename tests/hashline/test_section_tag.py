@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+import xxhash
+from hypothesis import given
+from hypothesis import strategies as st
 
 from jupyter_hashline.hashline.text import section_tag
 
@@ -31,3 +36,11 @@ def test_collision_pair_is_two_different_texts_with_one_tag() -> None:
 def test_trailing_whitespace_does_not_change_the_tag_but_content_does() -> None:
     assert section_tag("x = 1  \ny\t\n") == section_tag("x = 1\ny\n")
     assert section_tag("x = 1\n") != section_tag("x = 2\n")
+
+
+@given(st.text(alphabet=st.sampled_from(list("ab \t\r\n#")), max_size=60))
+def test_fast_path_equals_the_definition(text: str) -> None:
+    """The tag's shortcut for texts without trailing whitespace never changes the result."""
+    stripped = re.sub(r"[ \t\r]+$", "", text, flags=re.MULTILINE)
+    expected = f"{xxhash.xxh32_intdigest(stripped.encode('utf-8')) & 0xFFFF:04X}"
+    assert section_tag(text) == expected
