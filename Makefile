@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip
 PORT   ?= 8888
 
-.PHONY: help dev lab demo test lint bench clean
+.PHONY: help dev lab demo test lint bench clean browser
 
 help:
 	@echo "make lab    start JupyterLab on examples/ with jupyter-hashline installed (main job)"
@@ -34,7 +34,15 @@ lint: dev
 	$(BIN)/ruff format --check jupyter_hashline tests bench
 	$(BIN)/mypy
 
-test: lint
+# Browser tests drive Debian's Chromium (Playwright cannot download browsers here). As root
+# with apt-get available it is installed once; elsewhere those tests skip and say why.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	  else echo "chromium is not installed: browser tests will be skipped"; fi; }
+
+test: lint browser
 	$(BIN)/python -m pytest
 
 bench: dev

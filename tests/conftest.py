@@ -23,3 +23,14 @@ def corpus_dir() -> Path:
     if not (CORPUS_DIR / "MANIFEST.tsv").is_file():
         pytest.skip(f"the shared notebook corpus is not present at {CORPUS_DIR}")
     return CORPUS_DIR
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> str:
+    """Debian's Chromium for browser tests (`make test` installs it where it can, as root)."""
+    import shutil
+
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        pytest.skip("Chromium is not installed (make test installs it with apt-get when root)")
+    return path
