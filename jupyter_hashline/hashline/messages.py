@@ -96,7 +96,7 @@ def stale_message(
         f"Edit rejected: {path} changed since your read, and {reason}. Nothing was written. "
         f"Current header: {current}"
     ]
-    lines.extend(rows or ["(no lines to show: the file is now empty)"])
+    lines.extend(rows or ["(no lines to show here: read the file again to see it as it is now)"])
     legend = "(* = changed since your read) " if any_marked else ""
     lines.append(
         f"{legend}Re-read those lines (or the file) and send the edit again with the new header."

@@ -26,6 +26,7 @@ from __future__ import annotations
 import bisect
 import difflib
 import re
+from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 
 from ..hashline.filesystem import LineRebase, RebaseRefusal
@@ -78,11 +79,10 @@ class _Locator:
 
     def __call__(self, index: int) -> int | None:
         cell = self._snap[index]
-        found = self._by_id.get(cell.cell_id or "")
         if cell.cell_id not in self._derived:
-            return found
-        if found is not None and _same(cell, self._live[found]):
-            return found
+            return self._by_id.get(cell.cell_id or "")
+        # A derived id names a position, not a cell: after an insert or delete above, the
+        # same id can name an identical twin. Only the content alignment decides.
         return self._alignment().get(index)
 
     def _alignment(self) -> dict[int, int]:
@@ -90,11 +90,28 @@ class _Locator:
             keys_a = [(c.cell_type, c.source) for c in self._snap]
             keys_b = [(c.cell_type, c.source) for c in self._live]
             matcher = difflib.SequenceMatcher(None, keys_a, keys_b, autojunk=False)
-            self._aligned = {}
+            aligned: dict[int, int] = {}
             for tag, a1, a2, b1, b2 in matcher.get_opcodes():
                 if tag == "equal" or (tag == "replace" and a2 - a1 == b2 - b1):
-                    self._aligned.update(zip(range(a1, a2), range(b1, b2), strict=True))
+                    aligned.update(zip(range(a1, a2), range(b1, b2), strict=True))
+            aligned.update(_unique_moves(keys_a, keys_b, aligned))
+            self._aligned = aligned
         return self._aligned
+
+
+def _unique_moves(
+    keys_a: Sequence[tuple[str, str]], keys_b: Sequence[tuple[str, str]], aligned: Mapping[int, int]
+) -> dict[int, int]:
+    """Cells left unmatched by the alignment (a swap reads as delete + insert) whose content
+    occurs exactly once on each side: the same cell, moved."""
+    taken = set(aligned.values())
+    count_a, count_b = Counter(keys_a), Counter(keys_b)
+    where_b = {k: j for j, k in enumerate(keys_b) if count_b[k] == 1 and j not in taken}
+    return {
+        i: where_b[k]
+        for i, k in enumerate(keys_a)
+        if i not in aligned and count_a[k] == 1 and k in where_b
+    }
 
 
 def _same(a: ProjectedCell, b: ProjectedCell) -> bool:
