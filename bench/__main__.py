@@ -1,6 +1,8 @@
 """`python -m bench` (`make bench`): every benchmark, one after another, in separate processes
-so each starts from a clean interpreter. Extra arguments (`--smoke`, `--repeats N`) are passed
-on to each. Exits non-zero if any benchmark fails to run (a missed target is reported, not an
+so each starts from a clean interpreter, then one summary table of every ratio next to its
+target (bench/summary.py) and one JSON file of all raw figures (bench/results/all.json, or
+all-smoke.json with `--smoke`). Extra arguments (`--smoke`, `--repeats N`) are passed on to
+each. Exits non-zero if any benchmark fails to run (a missed target is reported, not an
 error)."""
 
 from __future__ import annotations
@@ -8,11 +10,25 @@ from __future__ import annotations
 import subprocess
 import sys
 
-MODULES = ("bench.engine", "bench.notebook", "bench.zones", "bench.server")
+from bench.harness import RESULTS_DIR
+from bench.summary import summarize
+
+MODULES = ("engine", "notebook", "zones", "server", "safety")
 
 
 def main() -> int:
-    failed = [m for m in MODULES if subprocess.call([sys.executable, "-m", m, *sys.argv[1:]])]
+    args = sys.argv[1:]
+    suffix = "-smoke" if "--smoke" in args else ""
+    RESULTS_DIR.mkdir(exist_ok=True)
+    files = {name: RESULTS_DIR / f"{name}{suffix}.json" for name in MODULES}
+    for path in files.values():
+        path.unlink(missing_ok=True)
+    failed = [
+        name
+        for name, path in files.items()
+        if subprocess.call([sys.executable, "-m", f"bench.{name}", *args, "--json", str(path)])
+    ]
+    print("\n".join(summarize(files, RESULTS_DIR / f"all{suffix}.json", smoke=bool(suffix))))
     if failed:
         print(f"benchmarks that failed to run: {', '.join(failed)}", file=sys.stderr)
     return 1 if failed else 0

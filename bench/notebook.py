@@ -1,7 +1,8 @@
 """Notebook benchmarks: the notebook layer against nbformat and against the bare JSON floor.
 
-Inputs: a generated 2,000-cell notebook with outputs (~2.5 MB: 1,500 code cells with stream,
-table and image outputs) and the largest notebook of the shared corpus (when present).
+Inputs: generated notebooks of 100, 1,000 and 5,000 cells with outputs (~1.25 KB a cell: 3 code
+cells in 4, with stream, table and image outputs), to show how each cost grows with size, and
+the largest notebook of the shared corpus (when present).
 
 - patch vs nbformat: a one-line patch end to end through `Patcher` + `NotebookFilesystem` over
   `DiskFilesystem` (read, apply, merge, validate what changed, serialize, atomic write, read
@@ -171,17 +172,28 @@ def cases(label: str, raw: str, repeats: int, directory: Path) -> list[Compariso
     return rows
 
 
+SIZES = (100, 1_000, 5_000)  # how cost grows with the notebook
+SMOKE_SIZES = (20, 40)
+
+
+def _repeats_for(cells: int, repeats: int) -> int:
+    """Fewer repeats for the largest notebook (each nbformat round trip there takes seconds)."""
+    return repeats if cells <= 1_000 else max(5, repeats // 2)
+
+
 def main() -> None:
     args = parse_args(__doc__ or "notebook benchmarks")
-    repeats = 1 if args.smoke else args.repeats
-    inputs: list[tuple[str, str]] = []
-    generated = generated_notebook(40 if args.smoke else 2000)
-    inputs.append((f"generated {len(generated['cells'])} cells", serialize_notebook(generated)))
+    inputs: list[tuple[str, str, int]] = []
+    for size in SMOKE_SIZES if args.smoke else SIZES:
+        generated = generated_notebook(size)
+        repeats = 1 if args.smoke else _repeats_for(size, args.repeats)
+        inputs.append((f"generated {size:,} cells", serialize_notebook(generated), repeats))
     corpus = None if args.smoke else largest_corpus_notebook()
     if corpus is not None:
-        inputs.append((f"corpus {corpus.name[:40]}", corpus.read_text(encoding="utf-8")))
+        raw = corpus.read_text(encoding="utf-8")
+        inputs.append((f"corpus {corpus.name[:40]}", raw, args.repeats))
     rows: list[Comparison] = []
-    for label, raw in inputs:
+    for label, raw, repeats in inputs:
         print(f"{label}: {len(raw.encode('utf-8')) / 1e6:.2f} MB")
         with tempfile.TemporaryDirectory() as tmp:
             rows.extend(cases(label, raw, repeats, Path(tmp)))

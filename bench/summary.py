@@ -1,0 +1,60 @@
+"""The one table `make bench` ends with: every measured ratio next to its target, and the
+hashline safety verdict, read back from the raw figures each benchmark wrote; plus one JSON file
+holding all of those raw figures.
+
+Invariants: it only reads what the benchmarks wrote (a benchmark that wrote nothing is listed
+as missing, never invented); a row without a target says so instead of a verdict.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+
+def _ratio_row(bench: str, row: Mapping[str, Any]) -> str:
+    lo, hi = row["spread"]
+    target = row.get("target")
+    verdict = "no target" if target is None else ("MET" if row["met"] else "MISSED")
+    goal = "" if target is None else f"<= {target:g}x"
+    return (
+        f"{bench:<9}{row['name'][:58]:<59}{row['ratio']:8.3f}x [{lo:.3f}..{hi:.3f}]"
+        f"  {goal:>8}  {verdict}"
+    )
+
+
+def _safety_rows(payload: Mapping[str, Any]) -> list[str]:
+    verdict = payload["hashline"]
+    rows = [
+        ("person's change lost", str(verdict["lost"]), "0"),
+        ("wrong cell edited", str(verdict["wrong_cell"]), "0"),
+        ("file corrupted", str(verdict["corrupted"]), "0"),
+        ("non-conflicting applied", f"{verdict['non_conflicting_applied']:.1%}", ">= 95%"),
+        ("true conflicts rejected", f"{verdict['conflicts_rejected']:.1%}", "100%"),
+    ]
+    lines = [f"{'safety':<9}hashline {what:<50}{got:>8}  target {goal}" for what, got, goal in rows]
+    met = "MET" if verdict["met"] else "MISSED"
+    return [*lines, f"{'safety':<9}hashline targets, all together: {met}"]
+
+
+def summarize(files: Mapping[str, Path], combined: Path, *, smoke: bool = False) -> list[str]:
+    """The summary lines; writes every benchmark's raw figures into `combined`."""
+    lines = ["", "== summary: median ratio [spread over repeats], target, verdict"]
+    if smoke:
+        lines.append("(smoke run: one tiny repeat of each case; the ratios are not measurements)")
+    raw: dict[str, Any] = {}
+    for bench, path in files.items():
+        if not path.is_file():
+            lines.append(f"{bench:<9}(no figures: the benchmark did not finish)")
+            continue
+        payload = json.loads(path.read_text())
+        raw[bench] = payload
+        if isinstance(payload, dict):
+            lines += _safety_rows(payload)
+        else:
+            lines += [_ratio_row(bench, row) for row in payload]
+    combined.write_text(json.dumps(raw, indent=1))
+    lines.append(f"raw figures: {combined}")
+    return lines
