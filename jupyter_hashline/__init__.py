@@ -19,4 +19,18 @@ def _jupyter_server_extension_points() -> list[dict[str, Any]]:
     return [{"module": "jupyter_hashline", "app": HashlineExtension}]
 
 
-__all__ = ["__version__"]
+def load_ipython_extension(ipython: Any) -> None:
+    """`%load_ext jupyter_hashline`: the `%hashline` magics, imported only now."""
+    from .widgets.magics import load_ipython_extension as load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """`%unload_ext jupyter_hashline`."""
+    from .widgets.magics import unload_ipython_extension as unload
+
+    unload(ipython)
+
+
+__all__ = ["__version__", "load_ipython_extension", "unload_ipython_extension"]
