@@ -1,0 +1,67 @@
+/**
+ * The jupyter-hashline JupyterLab plugin: a left-sidebar panel showing the server's hashline
+ * edit activity, registered agent sessions and tracked snapshots.
+ *
+ * Invariants:
+ * - The panel is tracked by the layout restorer (when present), so it comes back open after a
+ *   reload if it was open before.
+ * - The command `hashline:open-sidebar` reveals it (also from the command palette).
+ */
+
+import {
+  ILabShell,
+  ILayoutRestorer,
+  type JupyterFrontEnd,
+  type JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import { ICommandPalette } from '@jupyterlab/apputils';
+import { IDocumentManager } from '@jupyterlab/docmanager';
+import { LabIcon } from '@jupyterlab/ui-components';
+
+import { HashlineApi } from './api';
+import { openEdit } from './navigate';
+import { HashlineSidebar } from './sidebar';
+
+const PLUGIN_ID = 'jupyter-hashline:sidebar';
+export const OPEN_COMMAND = 'hashline:open-sidebar';
+
+const ICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16" viewBox="0 0 24 24">
+  <g class="jp-icon3" fill="#616161" transform="skewX(-12) translate(2 0)">
+    <rect x="7" y="3" width="2.2" height="18"/><rect x="14" y="3" width="2.2" height="18"/>
+    <rect x="3" y="7.5" width="17" height="2.2"/><rect x="3" y="14.3" width="17" height="2.2"/>
+  </g>
+</svg>`;
+
+export const hashlineIcon = new LabIcon({ name: 'jupyter-hashline:sidebar', svgstr: ICON_SVG });
+
+function activate(
+  app: JupyterFrontEnd,
+  labShell: ILabShell,
+  docManager: IDocumentManager,
+  restorer: ILayoutRestorer | null,
+  palette: ICommandPalette | null
+): void {
+  const sidebar = new HashlineSidebar({
+    source: new HashlineApi(),
+    openEdit: edit => openEdit(docManager, edit)
+  });
+  sidebar.title.icon = hashlineIcon;
+  labShell.add(sidebar, 'left', { rank: 850 });
+  restorer?.add(sidebar, 'jupyter-hashline-sidebar');
+  app.commands.addCommand(OPEN_COMMAND, {
+    label: 'Show Hashline Agent Activity',
+    execute: () => labShell.activateById(sidebar.id)
+  });
+  palette?.addItem({ command: OPEN_COMMAND, category: 'Hashline' });
+}
+
+const plugin: JupyterFrontEndPlugin<void> = {
+  id: PLUGIN_ID,
+  description: 'Sidebar with hashline agent edits, sessions and snapshots.',
+  autoStart: true,
+  requires: [ILabShell, IDocumentManager],
+  optional: [ILayoutRestorer, ICommandPalette],
+  activate
+};
+
+export default plugin;

@@ -1,0 +1,382 @@
+/**
+ * Pure view logic of the hashline sidebar: what to show, computed from REST responses.
+ *
+ * Nothing here touches the DOM or JupyterLab, so it is unit-tested directly
+ * (test/model.test.ts).
+ *
+ * Invariants:
+ * - Every function is total. A session snapshot is whatever a kernel posted (the server only
+ *   checks its four top-level keys), so a missing or mistyped field reads as null or empty,
+ *   never as an exception.
+ * - Relative times are computed against an injected `nowMs`, so output is deterministic.
+ * - Zone timestamps (`at`) are seconds since the epoch, REST timestamps (`*_ms`) milliseconds;
+ *   views carry milliseconds only.
+ */
+
+import type {
+  ActivityResponse,
+  SessionSummary,
+  SnapshotsResponse
+} from './rest-types';
+
+export type ActivityEdit = ActivityResponse['edits'][number];
+export type TrackedPath = SnapshotsResponse['paths'][number];
+export type { SessionSummary };
+
+// -- diffs ----------------------------------------------------------------------------------
+
+export type DiffRowKind = 'file' | 'hunk' | 'add' | 'del' | 'context' | 'note';
+
+/** One row of a unified diff, with the line numbers it has on each side (if any). */
+export interface DiffRow {
+  kind: DiffRowKind;
+  text: string;
+  oldLine: number | null;
+  newLine: number | null;
+}
+
+const HUNK = /^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@/;
+
+function rowKind(row: string, inHunk: boolean): DiffRowKind {
+  if (!inHunk && (row.startsWith('--- ') || row.startsWith('+++ '))) {
+    return 'file';
+  }
+  if (HUNK.test(row)) {
+    return 'hunk';
+  }
+  if (!inHunk) {
+    return 'note';
+  }
+  switch (row[0]) {
+    case '+':
+      return 'add';
+    case '-':
+      return 'del';
+    case ' ':
+      return 'context';
+    default:
+      return 'note';
+  }
+}
+
+/** Split a unified diff into rows, numbering each row on the side(s) it belongs to. */
+export function diffRows(diff: string): DiffRow[] {
+  const rows: DiffRow[] = [];
+  let oldLine = 0;
+  let newLine = 0;
+  let inHunk = false;
+  const lines = diff.split('\n');
+  if (lines[lines.length - 1] === '') {
+    lines.pop();
+  }
+  for (const text of lines) {
+    const kind = rowKind(text, inHunk);
+    if (kind === 'hunk') {
+      const match = HUNK.exec(text)!;
+      oldLine = Number(match[1]);
+      newLine = Number(match[2]);
+      inHunk = true;
+      rows.push({ kind, text, oldLine: null, newLine: null });
+      continue;
+    }
+    const row: DiffRow = { kind, text, oldLine: null, newLine: null };
+    if (kind === 'context' || kind === 'del') {
+      row.oldLine = oldLine++;
+    }
+    if (kind === 'context' || kind === 'add') {
+      row.newLine = newLine++;
+    }
+    rows.push(row);
+  }
+  return rows;
+}
+
+/** How many lines the diff adds and removes. */
+export function diffStats(diff: string): { added: number; removed: number } {
+  let added = 0;
+  let removed = 0;
+  for (const row of diffRows(diff)) {
+    added += Number(row.kind === 'add');
+    removed += Number(row.kind === 'del');
+  }
+  return { added, removed };
+}
+
+/**
+ * The 1-based line of the edited text (after the edit) where the first change is: the first
+ * added row, or for a pure deletion the line that now stands where the deleted rows were.
+ */
+export function firstChangedLine(diff: string): number | null {
+  let nextNew: number | null = null;
+  for (const row of diffRows(diff)) {
+    if (row.kind === 'add') {
+      return row.newLine;
+    }
+    if (row.kind === 'del') {
+      return Math.max(nextNew ?? 1, 1);
+    }
+    if (row.newLine !== null) {
+      nextNew = row.newLine + 1;
+    }
+  }
+  return null;
+}
+
+// -- edits ----------------------------------------------------------------------------------
+
+/** The 4-hex tag of a `[path#TAG]` header ('' when the header has none). */
+export function tagOf(header: string): string {
+  const match = /#([0-9A-F]{4})\]$/.exec(header);
+  return match ? match[1] : '';
+}
+
+/** Where clicking an edit should land: a notebook cell, else a line of a text file. */
+export interface EditTarget {
+  path: string;
+  cellIds: string[];
+  line: number | null;
+}
+
+export function editTarget(edit: ActivityEdit): EditTarget {
+  if (edit.cells.length > 0) {
+    return { path: edit.path, cellIds: [...edit.cells], line: null };
+  }
+  return { path: edit.path, cellIds: [], line: firstChangedLine(edit.diff) };
+}
+
+/** "cell load-data", "cells a, b +2", or "" for a plain text file. */
+export function cellsLabel(cells: readonly string[], shown = 2): string {
+  if (cells.length === 0) {
+    return '';
+  }
+  const head = cells.slice(0, shown).join(', ');
+  const more = cells.length > shown ? ` +${cells.length - shown}` : '';
+  return `${cells.length === 1 ? 'cell' : 'cells'} ${head}${more}`;
+}
+
+// -- formatting -----------------------------------------------------------------------------
+
+/** "just now", "42 s ago", "5 min ago", "3 h ago", "2 d ago" (future times read "just now"). */
+export function relativeTime(atMs: number, nowMs: number): string {
+  const seconds = Math.floor((nowMs - atMs) / 1000);
+  if (seconds < 5) {
+    return 'just now';
+  }
+  if (seconds < 60) {
+    return `${seconds} s ago`;
+  }
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) {
+    return `${minutes} min ago`;
+  }
+  const hours = Math.floor(minutes / 60);
+  return hours < 48 ? `${hours} h ago` : `${Math.floor(hours / 24)} d ago`;
+}
+
+/** A ratio in [0, 1] as a whole percentage; "—" when unknown. */
+export function formatPercent(ratio: number | null | undefined): string {
+  if (ratio === null || ratio === undefined || !Number.isFinite(ratio)) {
+    return '—';
+  }
+  return `${Math.round(ratio * 100)}%`;
+}
+
+/** Inclusive runs as "1-3, 7"; "none" when no line was shown. */
+export function seenLinesText(runs: ReadonlyArray<readonly [number, number]>): string {
+  if (runs.length === 0) {
+    return 'none';
+  }
+  return runs.map(([a, b]) => (a === b ? `${a}` : `${a}-${b}`)).join(', ');
+}
+
+export function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
+
+// -- session snapshots ----------------------------------------------------------------------
+
+type Json = Record<string, unknown>;
+
+function obj(value: unknown): Json {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Json)
+    : {};
+}
+
+function list(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : [];
+}
+
+function str(value: unknown): string | null {
+  return typeof value === 'string' ? value : null;
+}
+
+function num(value: unknown): number | null {
+  return typeof value === 'number' && Number.isFinite(value) ? value : null;
+}
+
+function secondsToMs(value: unknown): number | null {
+  const seconds = num(value);
+  return seconds === null ? null : Math.round(seconds * 1000);
+}
+
+/** One of the three zones: its status, whether its contract holds, and a few facts. */
+export interface ZoneView {
+  name: 'prefix' | 'log' | 'scratch';
+  status: string;
+  contractStatus: string | null;
+  facts: Array<[string, string]>;
+}
+
+/** A prefix pin: the fingerprint in force from `atMs`, and the drift that led to it. */
+export interface PinView {
+  shortId: string;
+  reason: string;
+  declared: boolean;
+  atMs: number | null;
+  drift: string | null;
+}
+
+export interface RebuildView {
+  label: string;
+  detail: string;
+  before: number | null;
+  after: number | null;
+  atMs: number | null;
+}
+
+export interface TurnView {
+  index: number;
+  hitRatio: number | null;
+  cachedTokens: number | null;
+  inputTokens: number | null;
+  cold: boolean;
+  miss: boolean;
+  cause: string | null;
+}
+
+export interface SessionDetailView {
+  model: string | null;
+  provider: string | null;
+  zones: ZoneView[];
+  pins: PinView[];
+  audit: RebuildView[];
+  turns: TurnView[];
+  hitRatio: number | null;
+  missCauses: Array<[string, number]>;
+}
+
+function fact(label: string, value: unknown): Array<[string, string]> {
+  if (value === null || value === undefined || value === '') {
+    return [];
+  }
+  return [[label, String(value)]];
+}
+
+function prefixZone(prefix: Json): ZoneView {
+  const tools = list(prefix['tool_names']).filter(t => typeof t === 'string');
+  return {
+    name: 'prefix',
+    status: str(prefix['status']) ?? 'unknown',
+    contractStatus: str(prefix['contract_status']),
+    facts: [
+      ...fact('fingerprint', str(prefix['short_id'])),
+      ...fact('model', str(prefix['model'])),
+      ...fact('tools', tools.length ? tools.join(', ') : null),
+      ...fact('bytes', num(prefix['bytes']))
+    ]
+  };
+}
+
+function logZone(log: Json): ZoneView {
+  return {
+    name: 'log',
+    status: str(log['status']) ?? 'unknown',
+    contractStatus: str(log['contract_status']),
+    facts: [
+      ...fact('messages', num(log['messages'])),
+      ...fact('bytes', num(log['bytes'])),
+      ...fact('rebuilds', num(log['rebuilds'])),
+      ...fact('generation', num(log['generation']))
+    ]
+  };
+}
+
+function scratchZone(scratch: Json): ZoneView {
+  return {
+    name: 'scratch',
+    status: str(scratch['status']) ?? 'unknown',
+    contractStatus: null,
+    facts: [
+      ...fact('messages', num(scratch['messages'])),
+      ...fact('bytes', num(scratch['bytes']))
+    ]
+  };
+}
+
+function pinView(value: unknown): PinView {
+  const pin = obj(value);
+  const drift = obj(pin['drift']);
+  return {
+    shortId: str(pin['short_id']) ?? '?',
+    reason: str(pin['reason']) ?? '',
+    declared: pin['declared'] === true,
+    atMs: secondsToMs(pin['at']),
+    drift: str(drift['text'])
+  };
+}
+
+function rebuildView(value: unknown): RebuildView {
+  const record = obj(value);
+  return {
+    label: str(record['label']) ?? str(record['reason']) ?? 'rebuild',
+    detail: str(record['detail']) ?? '',
+    before: num(record['before']),
+    after: num(record['after']),
+    atMs: secondsToMs(record['at'])
+  };
+}
+
+function turnView(value: unknown, position: number): TurnView {
+  const turn = obj(value);
+  return {
+    index: num(turn['index']) ?? position,
+    hitRatio: num(turn['hit_ratio']),
+    cachedTokens: num(turn['cached_tokens']),
+    inputTokens: num(turn['input_tokens']),
+    cold: turn['cold'] === true,
+    miss: turn['miss'] === true,
+    cause: str(turn['cause'])
+  };
+}
+
+/** Everything the sessions tab shows of one snapshot, read defensively. */
+export function sessionDetail(snapshot: unknown): SessionDetailView {
+  const root = obj(snapshot);
+  const zones = obj(root['zones']);
+  const prefix = obj(zones['prefix']);
+  const cache = obj(root['cache']);
+  const session = obj(root['session']);
+  const causes = Object.entries(obj(cache['miss_causes']))
+    .filter((entry): entry is [string, number] => typeof entry[1] === 'number')
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  return {
+    model: str(session['model']) ?? str(prefix['model']),
+    provider: str(session['provider']),
+    zones: [
+      prefixZone(prefix),
+      logZone(obj(zones['log'])),
+      scratchZone(obj(zones['scratch']))
+    ],
+    pins: list(obj(prefix['stability'])['pins']).map(pinView),
+    audit: list(root['audit']).map(rebuildView),
+    turns: list(cache['turns']).map(turnView),
+    hitRatio: num(cache['hit_ratio']),
+    missCauses: causes
+  };
+}
+
+/** A session's display name: its label, else its id. */
+export function sessionName(summary: SessionSummary): string {
+  return summary.label.trim() || summary.id;
+}

@@ -1,0 +1,416 @@
+/**
+ * DOM builders of the hashline sidebar: REST data and view state in, detached elements out.
+ *
+ * No JupyterLab imports and no network: the widget (sidebar.ts) owns state and fetching and
+ * calls these to rebuild its content; tests call them in a DOM emulation.
+ *
+ * Invariants:
+ * - Text from the server (paths, diffs, warnings, labels) is only ever set as `textContent`,
+ *   never parsed as HTML.
+ * - Every list has an explicit empty state saying what would appear there and how.
+ * - Elements showing a relative time carry `data-at-ms`, so the widget can refresh the labels
+ *   in place (`refreshTimes`) without rebuilding the list.
+ * - Class names starting `jp-hashline-` are the contract with style/index.css and the browser
+ *   test; keep them stable.
+ */
+
+import {
+  type ActivityEdit,
+  type SessionDetailView,
+  type SessionSummary,
+  type TrackedPath,
+  type ZoneView,
+  cellsLabel,
+  diffRows,
+  diffStats,
+  formatPercent,
+  plural,
+  relativeTime,
+  seenLinesText,
+  sessionName,
+  tagOf
+} from './model';
+
+export interface ActivityHandlers {
+  toggle(edit: ActivityEdit): void;
+  open(edit: ActivityEdit): void;
+}
+
+export interface SessionHandlers {
+  toggle(summary: SessionSummary): void;
+}
+
+function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  className?: string,
+  text?: string
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  if (className) {
+    node.className = className;
+  }
+  if (text !== undefined) {
+    node.textContent = text;
+  }
+  return node;
+}
+
+function timeLabel(atMs: number | null, nowMs: number): HTMLElement {
+  const node = el('span', 'jp-hashline-time');
+  if (atMs !== null) {
+    node.dataset.atMs = String(atMs);
+    node.textContent = relativeTime(atMs, nowMs);
+    node.title = new Date(atMs).toLocaleString();
+  }
+  return node;
+}
+
+/** Update every relative-time label under `root` to `nowMs`. */
+export function refreshTimes(root: HTMLElement, nowMs: number): void {
+  root.querySelectorAll<HTMLElement>('[data-at-ms]').forEach(node => {
+    node.textContent = relativeTime(Number(node.dataset.atMs), nowMs);
+  });
+}
+
+/** A message for an empty list: what would be here, and how to get it there. */
+export function renderEmpty(title: string, hint: string): HTMLElement {
+  const box = el('div', 'jp-hashline-empty');
+  box.append(el('p', 'jp-hashline-empty-title', title), el('p', 'jp-hashline-hint', hint));
+  return box;
+}
+
+/** A failed refresh: what failed and what to check. */
+export function renderError(what: string, message: string): HTMLElement {
+  const box = el('div', 'jp-hashline-error');
+  box.setAttribute('role', 'alert');
+  box.append(
+    el('p', 'jp-hashline-error-title', `Could not load ${what}`),
+    el('p', 'jp-hashline-error-message', message),
+    el(
+      'p',
+      'jp-hashline-hint',
+      'Check that the jupyter_hashline server extension is enabled ' +
+        '(jupyter server extension list); the sidebar retries on its own.'
+    )
+  );
+  return box;
+}
+
+// -- activity -------------------------------------------------------------------------------
+
+/** The diff as rows coloured by kind, with the new-side line number in a gutter. */
+export function renderDiff(diff: string): HTMLElement {
+  const pre = el('pre', 'jp-hashline-diff');
+  if (diff === '') {
+    pre.append(el('span', 'jp-hashline-diff-note', '(no textual change)'));
+    return pre;
+  }
+  for (const row of diffRows(diff)) {
+    const line = el('span', `jp-hashline-diff-row jp-hashline-diff-${row.kind}`);
+    const gutter = row.newLine ?? row.oldLine;
+    line.append(
+      el('span', 'jp-hashline-diff-gutter', gutter === null ? '' : String(gutter)),
+      el('span', 'jp-hashline-diff-text', row.text)
+    );
+    pre.append(line);
+  }
+  return pre;
+}
+
+function editHead(
+  edit: ActivityEdit,
+  expanded: boolean,
+  handlers: ActivityHandlers
+): HTMLElement {
+  const head = el('div', 'jp-hashline-edit-head');
+  const toggle = el('button', 'jp-hashline-toggle jp-hashline-edit-toggle', expanded ? '▾' : '▸');
+  toggle.setAttribute('aria-expanded', String(expanded));
+  toggle.title = expanded ? 'Hide the diff' : 'Show the diff';
+  toggle.addEventListener('click', () => handlers.toggle(edit));
+  const open = el('button', 'jp-hashline-edit-open', edit.path);
+  const where = cellsLabel(edit.cells, 1);
+  open.title = `Open ${edit.path}${where ? ` at ${where}` : ''}`;
+  open.addEventListener('click', () => handlers.open(edit));
+  head.append(toggle, open);
+  return head;
+}
+
+function editMeta(edit: ActivityEdit, nowMs: number): HTMLElement {
+  const meta = el('div', 'jp-hashline-edit-meta');
+  const stats = diffStats(edit.diff);
+  const headers = el(
+    'code',
+    'jp-hashline-headers',
+    `#${tagOf(edit.header_before)} → #${tagOf(edit.header_after)}`
+  );
+  headers.title = `${edit.header_before} → ${edit.header_after}`;
+  meta.append(
+    headers,
+    el('span', 'jp-hashline-added', `+${stats.added}`),
+    el('span', 'jp-hashline-removed', `−${stats.removed}`),
+    el('span', 'jp-hashline-op', edit.op === 'create' ? 'created' : edit.source),
+    el('span', 'jp-hashline-who', edit.who),
+    timeLabel(edit.at_ms, nowMs)
+  );
+  const cells = cellsLabel(edit.cells);
+  if (cells) {
+    meta.append(el('span', 'jp-hashline-cells', cells));
+  }
+  return meta;
+}
+
+function warningsList(warnings: readonly string[]): HTMLElement {
+  const ul = el('ul', 'jp-hashline-warnings');
+  for (const text of warnings) {
+    ul.append(el('li', 'jp-hashline-warning', text));
+  }
+  return ul;
+}
+
+/** One edit: header row (toggle + path), meta row, warnings, and the diff when expanded. */
+export function renderEdit(
+  edit: ActivityEdit,
+  expanded: boolean,
+  nowMs: number,
+  handlers: ActivityHandlers
+): HTMLElement {
+  const item = el('li', 'jp-hashline-edit');
+  item.dataset.editId = String(edit.id);
+  item.dataset.path = edit.path;
+  item.classList.toggle('jp-mod-expanded', expanded);
+  item.classList.toggle('jp-mod-warned', edit.warnings.length > 0);
+  item.append(editHead(edit, expanded, handlers), editMeta(edit, nowMs));
+  if (edit.warnings.length > 0) {
+    item.append(warningsList(edit.warnings));
+  }
+  if (expanded) {
+    item.append(renderDiff(edit.diff));
+  }
+  return item;
+}
+
+/** The activity list, newest first as the server sends it. */
+export function renderActivity(
+  edits: readonly ActivityEdit[],
+  expanded: ReadonlySet<number>,
+  nowMs: number,
+  handlers: ActivityHandlers
+): HTMLElement {
+  if (edits.length === 0) {
+    return renderEmpty(
+      'No edits yet',
+      'Edits that agents make through the hashline API (REST, MCP, a kernel session) ' +
+        'appear here, newest first.'
+    );
+  }
+  const ul = el('ul', 'jp-hashline-list jp-hashline-activity');
+  for (const edit of edits) {
+    ul.append(renderEdit(edit, expanded.has(edit.id), nowMs, handlers));
+  }
+  return ul;
+}
+
+// -- sessions -------------------------------------------------------------------------------
+
+function zoneRow(zone: ZoneView): HTMLElement {
+  const row = el('div', `jp-hashline-zone jp-hashline-zone-${zone.name}`);
+  const title = el('div', 'jp-hashline-zone-title');
+  title.append(el('span', 'jp-hashline-zone-name', zone.name), el('span', 'jp-hashline-zone-status', zone.status));
+  if (zone.contractStatus !== null) {
+    const contract = el('span', 'jp-hashline-contract', `contract ${zone.contractStatus}`);
+    contract.classList.add(zone.contractStatus === 'holds' ? 'jp-mod-ok' : 'jp-mod-bad');
+    title.append(contract);
+  }
+  const facts = el('dl', 'jp-hashline-facts');
+  for (const [label, value] of zone.facts) {
+    facts.append(el('dt', undefined, label), el('dd', undefined, value));
+  }
+  row.append(title, facts);
+  return row;
+}
+
+function section(title: string, body: HTMLElement): HTMLElement {
+  const box = el('div', 'jp-hashline-section');
+  box.append(el('h4', 'jp-hashline-section-title', title), body);
+  return box;
+}
+
+function pinsList(detail: SessionDetailView, nowMs: number): HTMLElement {
+  if (detail.pins.length === 0) {
+    return el('p', 'jp-hashline-hint', 'No fingerprint pinned yet.');
+  }
+  const ul = el('ul', 'jp-hashline-pins');
+  for (const pin of detail.pins) {
+    const li = el('li', pin.drift ? 'jp-hashline-pin jp-mod-drift' : 'jp-hashline-pin');
+    li.append(
+      el('code', 'jp-hashline-short-id', pin.shortId),
+      el('span', undefined, `${pin.reason}${pin.declared ? '' : ' (undeclared)'}`),
+      timeLabel(pin.atMs, nowMs)
+    );
+    if (pin.drift) {
+      li.append(el('div', 'jp-hashline-drift', pin.drift));
+    }
+    ul.append(li);
+  }
+  return ul;
+}
+
+function auditList(detail: SessionDetailView, nowMs: number): HTMLElement {
+  if (detail.audit.length === 0) {
+    return el('p', 'jp-hashline-hint', 'No rebuilds: the log has only been appended to.');
+  }
+  const ul = el('ul', 'jp-hashline-audit');
+  for (const record of detail.audit) {
+    const li = el('li', 'jp-hashline-rebuild');
+    const counts = `${record.before ?? '?'} → ${record.after ?? '?'} messages`;
+    li.append(
+      el('span', 'jp-hashline-rebuild-label', record.label),
+      el('span', undefined, counts),
+      timeLabel(record.atMs, nowMs)
+    );
+    if (record.detail) {
+      li.append(el('div', 'jp-hashline-hint', record.detail));
+    }
+    ul.append(li);
+  }
+  return ul;
+}
+
+/** Cache hit ratio per turn as a row of bars (height = ratio), misses marked with their cause. */
+export function renderTurnChart(detail: SessionDetailView): HTMLElement {
+  if (detail.turns.length === 0) {
+    return el('p', 'jp-hashline-hint', 'No provider requests yet.');
+  }
+  const chart = el('div', 'jp-hashline-chart');
+  chart.setAttribute('role', 'img');
+  chart.setAttribute('aria-label', `cache hit ratio per turn, overall ${formatPercent(detail.hitRatio)}`);
+  for (const turn of detail.turns) {
+    const bar = el('div', 'jp-hashline-bar');
+    bar.classList.toggle('jp-mod-miss', turn.miss);
+    bar.classList.toggle('jp-mod-cold', turn.cold);
+    const fill = el('div', 'jp-hashline-bar-fill');
+    fill.style.height = `${Math.round((turn.hitRatio ?? 0) * 100)}%`;
+    bar.append(fill);
+    const cause = turn.miss && turn.cause ? `, miss: ${turn.cause}` : turn.cold ? ', cold' : '';
+    bar.title = `turn ${turn.index}: ${formatPercent(turn.hitRatio)} cached (${turn.cachedTokens ?? '?'} of ${turn.inputTokens ?? '?'} tokens${cause})`;
+    chart.append(bar);
+  }
+  return chart;
+}
+
+function missCauses(detail: SessionDetailView): HTMLElement {
+  const text = detail.missCauses.map(([cause, count]) => `${cause} ×${count}`).join(', ');
+  return el('p', 'jp-hashline-miss-causes', text ? `Misses: ${text}` : 'No cache misses.');
+}
+
+/** A session's zones, fingerprints and drift, rebuild audit and cache chart. */
+export function renderSessionDetail(detail: SessionDetailView, nowMs: number): HTMLElement {
+  const box = el('div', 'jp-hashline-session-detail');
+  const zones = el('div', 'jp-hashline-zones');
+  detail.zones.forEach(zone => zones.append(zoneRow(zone)));
+  const cache = el('div');
+  cache.append(renderTurnChart(detail), missCauses(detail));
+  box.append(
+    section('Zones', zones),
+    section('Fingerprints', pinsList(detail, nowMs)),
+    section('Rebuild audit', auditList(detail, nowMs)),
+    section(`Cache: ${formatPercent(detail.hitRatio)} hit`, cache)
+  );
+  return box;
+}
+
+function sessionHead(summary: SessionSummary, expanded: boolean, handlers: SessionHandlers): HTMLElement {
+  const head = el('div', 'jp-hashline-session-head');
+  const toggle = el('button', 'jp-hashline-toggle jp-hashline-session-toggle', expanded ? '▾' : '▸');
+  toggle.setAttribute('aria-expanded', String(expanded));
+  toggle.title = expanded ? 'Hide details' : 'Show zones, audit and cache';
+  toggle.addEventListener('click', () => handlers.toggle(summary));
+  const name = el('span', 'jp-hashline-session-name', sessionName(summary));
+  name.title = `session ${summary.id}`;
+  head.append(toggle, name, el('span', 'jp-hashline-hit', formatPercent(summary.hit_ratio)));
+  return head;
+}
+
+function sessionMeta(summary: SessionSummary, nowMs: number): HTMLElement {
+  const meta = el('div', 'jp-hashline-session-meta');
+  meta.append(
+    el('code', 'jp-hashline-short-id', summary.prefix_short_id ?? 'no prefix'),
+    el('span', undefined, plural(summary.turns ?? 0, 'request')),
+    el('span', undefined, plural(summary.edits ?? 0, 'edit')),
+    el('span', undefined, plural(summary.rebuilds ?? 0, 'rebuild')),
+    timeLabel(summary.updated_at_ms, nowMs)
+  );
+  return meta;
+}
+
+/** The session list; an expanded session shows its detail, or a loading line until it arrives. */
+export function renderSessions(
+  sessions: readonly SessionSummary[],
+  expanded: ReadonlySet<string>,
+  details: ReadonlyMap<string, SessionDetailView>,
+  nowMs: number,
+  handlers: SessionHandlers
+): HTMLElement {
+  if (sessions.length === 0) {
+    return renderEmpty(
+      'No agent sessions registered',
+      'A jupyter_hashline.agent.Session started in a kernel of this server registers itself ' +
+        'here; so does anything that POSTs to hashline/sessions.'
+    );
+  }
+  const ul = el('ul', 'jp-hashline-list jp-hashline-sessions');
+  for (const summary of sessions) {
+    const open = expanded.has(summary.id);
+    const li = el('li', 'jp-hashline-session');
+    li.dataset.sessionId = summary.id;
+    li.classList.toggle('jp-mod-expanded', open);
+    li.append(sessionHead(summary, open, handlers), sessionMeta(summary, nowMs));
+    if (open) {
+      const detail = details.get(summary.id);
+      li.append(detail ? renderSessionDetail(detail, nowMs) : el('p', 'jp-hashline-hint', 'Loading…'));
+    }
+    ul.append(li);
+  }
+  return ul;
+}
+
+// -- snapshots ------------------------------------------------------------------------------
+
+function versionRow(version: TrackedPath['versions'][number], head: string | null, nowMs: number): HTMLElement {
+  const li = el('li', 'jp-hashline-version');
+  li.classList.toggle('jp-mod-head', version.tag === head);
+  li.append(
+    el('code', 'jp-hashline-tag', `#${version.tag}`),
+    el('span', undefined, plural(version.lines, 'line')),
+    el('span', 'jp-hashline-seen', `seen: ${seenLinesText(version.seen_lines)}`),
+    timeLabel(version.recorded_at_ms, nowMs)
+  );
+  return li;
+}
+
+/** Tracked paths (most recently used first) with their versions, the head marked. */
+export function renderSnapshots(paths: readonly TrackedPath[], nowMs: number): HTMLElement {
+  if (paths.length === 0) {
+    return renderEmpty(
+      'No snapshots',
+      'Every hashline read records a snapshot of the text it showed; tracked files and ' +
+        'their tags appear here.'
+    );
+  }
+  const ul = el('ul', 'jp-hashline-list jp-hashline-snapshots');
+  for (const tracked of paths) {
+    const li = el('li', 'jp-hashline-tracked');
+    li.dataset.path = tracked.path;
+    const head = el('div', 'jp-hashline-tracked-head');
+    head.append(
+      el('span', 'jp-hashline-path', tracked.path),
+      el('code', 'jp-hashline-tag', tracked.head ? `#${tracked.head}` : 'no head'),
+      el('span', 'jp-hashline-hint', plural(tracked.versions.length, 'version'))
+    );
+    const versions = el('ul', 'jp-hashline-versions');
+    tracked.versions.forEach(v => versions.append(versionRow(v, tracked.head, nowMs)));
+    li.append(head, versions);
+    ul.append(li);
+  }
+  return ul;
+}

@@ -1,0 +1,236 @@
+"""The sidebar in a real JupyterLab, driven by Playwright through Debian's Chromium.
+
+A JupyterLab process serves a temporary root holding a 30-cell notebook; its extension path
+holds only a link to the freshly built sidebar, and its settings, workspaces and data live in
+the test's temporary directory. Two edits go in over REST; then, in the browser: open the
+sidebar, see both edits (newest first), expand one and read its diff, click it and land on the
+edited cell (active and in view, far down the notebook), and after a reload the sidebar is
+still open. The screenshot goes to artifacts/sidebar.png.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / "artifacts"
+TOKEN = "hashline-sidebar-test"
+CELLS = 30
+SIDEBAR_ID = "jupyter-hashline-sidebar"
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--no-first-run",
+]  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Lab:
+    url: str
+    root: Path
+    log: Path
+
+    def call(self, method: str, route: str, body: Any = None) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(
+            f"{self.url}{route}",
+            data=data,
+            method=method,
+            headers={"Authorization": f"token {TOKEN}", "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.loads(response.read())
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def write_notebook(path: Path) -> None:
+    cells = [nbformat.v4.new_markdown_cell("# Sidebar test notebook")]
+    cells[0]["id"] = "title"
+    for index in range(CELLS):
+        cell = nbformat.v4.new_code_cell(f"value_{index:02d} = {index}")
+        cell["id"] = f"c{index:02d}"
+        cells.append(cell)
+    nb = nbformat.v4.new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    path.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
+
+
+def lab_environment(home: Path, labextension: Path) -> dict[str, str]:
+    """Config, data and runtime dirs under `home`; the built sidebar on JUPYTER_PATH."""
+    extensions = home / "jupyter-path" / "labextensions"
+    extensions.mkdir(parents=True)
+    (extensions / "jupyter-hashline").symlink_to(labextension, target_is_directory=True)
+    config = home / "config"
+    (config / "labconfig").mkdir(parents=True)
+    enable = {"ServerApp": {"jpserver_extensions": {"jupyter_hashline": True}}}
+    (config / "jupyter_server_config.json").write_text(json.dumps(enable))
+    # No "news" notice and no update check: the page stays offline and uncluttered.
+    overrides = {
+        "@jupyterlab/apputils-extension:notification": {
+            "fetchNews": "false",
+            "checkForUpdates": False,
+        }
+    }
+    (config / "labconfig" / "default_setting_overrides.json").write_text(json.dumps(overrides))
+    return dict(
+        os.environ,
+        JUPYTER_CONFIG_DIR=str(config),
+        JUPYTER_DATA_DIR=str(home / "data"),
+        JUPYTER_RUNTIME_DIR=str(home / "runtime"),
+        JUPYTER_PATH=str(home / "jupyter-path"),
+    )
+
+
+def wait_ready(url: str, proc: subprocess.Popen[bytes], log: Path, deadline: float) -> None:
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"JupyterLab exited:\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(f"{url}api/status?token={TOKEN}", timeout=2):
+                return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            time.sleep(0.2)
+    raise AssertionError(f"JupyterLab did not start in time:\n{log.read_text()[-3000:]}")
+
+
+@pytest.fixture
+def lab(tmp_path: Path, built_labextension: Path) -> Iterator[Lab]:
+    root = tmp_path / "root"
+    root.mkdir()
+    write_notebook(root / "analysis.ipynb")
+    home = tmp_path / "home"
+    env = lab_environment(home, built_labextension)
+    port = free_port()
+    log = tmp_path / "lab.log"
+    args = [
+        sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ip=127.0.0.1",
+        f"--port={port}", "--ServerApp.port_retries=0", f"--ServerApp.root_dir={root}",
+        f"--IdentityProvider.token={TOKEN}", f"--LabApp.workspaces_dir={home / 'workspaces'}",
+        f"--LabApp.user_settings_dir={home / 'settings'}",
+    ]  # fmt: skip
+    with log.open("wb") as out:
+        proc = subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        wait_ready(url, proc, log, time.monotonic() + 60)
+        yield Lab(url=url, root=root, log=log)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def line_of(view: str, text: str) -> int:
+    match = re.search(rf"^(\d+):{re.escape(text)}$", view, re.M)
+    assert match, f"{text!r} not in the read view"
+    return int(match.group(1))
+
+
+def replace_line(lab: Lab, header: str, line: int, new: str) -> dict[str, Any]:
+    reply: dict[str, Any] = lab.call(
+        "POST", "hashline/patch", {"patch": f"{header}\nreplace {line}:\n+{new}\n"}
+    )
+    assert reply["sections"][0]["op"] == "update", reply["text"]
+    return reply
+
+
+def make_two_edits(lab: Lab) -> None:
+    """Edit cell c25 (far down), then cell c03 on the header the first reply returned."""
+    read = lab.call("GET", "hashline/read?path=analysis.ipynb")
+    first = replace_line(
+        lab, read["header"], line_of(read["view"], "value_25 = 25"), "value_25 = 2500  # agent"
+    )
+    replace_line(
+        lab, first["sections"][0]["header"], line_of(read["view"], "value_03 = 3"), "value_03 = 300"
+    )
+    edits = lab.call("GET", "hashline/activity")["edits"]
+    assert [edit["cells"] for edit in edits] == [["c03"], ["c25"]]
+
+
+def test_sidebar_shows_edits_diff_and_opens_the_cell(lab: Lab, chromium_path: str) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    make_two_edits(lab)
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.set_default_timeout(20_000)
+            page.goto(f"{lab.url}lab?token={TOKEN}")
+
+            tab = page.locator(f'.jp-SideBar .lm-TabBar-tab[data-id="{SIDEBAR_ID}"]')
+            tab.click()
+            sidebar = page.locator(f"#{SIDEBAR_ID}")
+            expect(sidebar).to_be_visible()
+
+            edits = sidebar.locator(".jp-hashline-edit")
+            expect(edits).to_have_count(2)
+            expect(edits.locator(".jp-hashline-edit-open")).to_have_text(
+                ["analysis.ipynb", "analysis.ipynb"]
+            )
+            expect(edits.locator(".jp-hashline-cells")).to_have_text(["cell c03", "cell c25"])
+
+            c25 = edits.nth(1)
+            c25.locator(".jp-hashline-edit-toggle").click()
+            diff_text = ".jp-hashline-diff-{} .jp-hashline-diff-text"
+            expect(c25.locator(diff_text.format("del"))).to_have_text(["-value_25 = 25"])
+            expect(c25.locator(diff_text.format("add"))).to_have_text(["+value_25 = 2500  # agent"])
+            expect(edits.nth(0).locator(".jp-hashline-diff")).to_have_count(0)
+
+            c25.locator(".jp-hashline-edit-open").click()
+            active = page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell.jp-mod-active")
+            expect(active).to_have_count(1)
+            expect(active.locator(".jp-InputArea-editor")).to_contain_text(
+                "value_25 = 2500  # agent"
+            )
+            expect(active).to_be_in_viewport()
+            expect(
+                page.locator(".jp-Notebook .jp-Cell", has_text="value_00 = 0")
+            ).not_to_be_in_viewport()
+            page.screenshot(path=str(ARTIFACTS / "sidebar.png"))
+
+            wait_for_saved_layout(lab)
+            page.reload()
+            expect(page.locator(f"#{SIDEBAR_ID}")).to_be_visible()
+            expect(page.locator(f"#{SIDEBAR_ID} .jp-hashline-edit")).to_have_count(2)
+        finally:
+            browser.close()
+
+
+def wait_for_saved_layout(lab: Lab) -> None:
+    """Wait until the workspace the layout restorer saves records the open sidebar."""
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        workspaces = lab.call("GET", "lab/api/workspaces")
+        if SIDEBAR_ID in json.dumps(workspaces):
+            return
+        time.sleep(0.25)
+    raise AssertionError("the workspace never recorded the hashline sidebar as open")
