@@ -30,6 +30,7 @@ from .config import (
     apply_workspace_overlay,
 )
 from .handlers import make_handlers
+from .live_rooms import RoomFinder
 from .service import HashlineService, build_service
 
 OVERLAY_FILE = ".jupyter-hashline.json"
@@ -146,7 +147,9 @@ class HashlineExtension(ExtensionApp):
         assert self.serverapp is not None
         settings = self.effective_settings()
         store = make_store(settings)
-        self.service = build_service(self.serverapp.contents_manager, store, settings)
+        serverapp = self.serverapp
+        rooms = RoomFinder(lambda: serverapp.web_app.settings, self.log)
+        self.service = build_service(serverapp.contents_manager, store, settings, rooms)
         self.settings["jupyter_hashline_service"] = self.service
         self.log.info(
             "jupyter_hashline: store %s, seen lines %s", type(store).__name__, settings.seen_lines

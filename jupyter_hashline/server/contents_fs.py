@@ -159,6 +159,7 @@ class ContentsFilesystem(Filesystem):
         resolved = self.resolve(path)
         self._check_writable(resolved)
         if not await self._call(resolved, lambda: self._cm.file_exists(resolved)):
+            await self._check_folder(resolved)
             return
         model = await self._call(
             resolved, lambda: self._cm.get(resolved, content=False, type="file")
@@ -168,7 +169,21 @@ class ContentsFilesystem(Filesystem):
                 f"{resolved} is not writable on this server; nothing was written."
             )
 
-    async def write_text(self, path: str, content: str) -> WriteResult:
+    async def _check_folder(self, path: str) -> None:
+        """A new file needs its folder: contents managers do not create folders on save."""
+        folder = path.rpartition("/")[0]
+        if folder and not await self._call(path, lambda: self._cm.dir_exists(folder)):
+            raise NotFoundError(
+                path,
+                f"Cannot create {path}: the folder {folder} does not exist on this server. "
+                "Create the folder first (e.g. in JupyterLab's file browser) or write elsewhere.",
+            )
+
+    def check_write(self, path: str, content: str) -> str:
+        """Every check a write makes before saving (no I/O but `stat`); returns the API path.
+
+        The live-notebook path (`live.py`) runs these before it edits a shared document.
+        """
         resolved = self.resolve(path)
         self._check_writable(resolved)
         if "\x00" in content:
@@ -176,6 +191,10 @@ class ContentsFilesystem(Filesystem):
                 f"Refusing to write a NUL character into {resolved}; remove it and retry."
             )
         self._check_size(resolved, content)
+        return resolved
+
+    async def write_text(self, path: str, content: str) -> WriteResult:
+        resolved = self.check_write(path, content)
         model = self._model(resolved, content)
         await self._call(resolved, lambda: self._cm.save(model, resolved), writing=True)
         return WriteResult(text=await self.read_text(resolved))

@@ -16,6 +16,7 @@ Invariants:
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..agent.activity import ActivityLog
@@ -27,9 +28,14 @@ from ..notebook import NotebookFilesystem
 from ..notebook.outputs import DEFAULT_MAX_CHARS
 from .config import HashlineSettings
 from .contents_fs import ContentsFilesystem
+from .live import LiveContentsFilesystem, LiveDocumentChanged, LiveNotebookFilesystem
+from .live_rooms import RoomFinder
 from .locks import PathLocks
 from .requests import OutputsRequest, PatchRequest, ReadRequest, SessionPost, WriteRequest
 from .sessions import SessionRegistry
+
+LIVE_ATTEMPTS = 3
+"""How often an edit is tried when a person's typing lands while it is applied (live path)."""
 
 
 def patch_reply(result: PatchResult) -> dict[str, Any]:
@@ -92,7 +98,7 @@ class HashlineService:
         keys = [await self.contents.canonical_path(section.path) for section in sections]
         async with self.locks.hold(keys):
             try:
-                result = await self.patcher.apply(sections)
+                result = await self._retrying(lambda: self.patcher.apply(sections))
             except PartialWriteError as err:
                 self._record(err.result, who, "patch")
                 raise
@@ -102,7 +108,7 @@ class HashlineService:
     async def write(self, request: WriteRequest, who: str) -> dict[str, Any]:
         path = self.contents.resolve(request.path)
         async with self.locks.hold([await self.contents.canonical_path(path)]):
-            result = await self.patcher.write(path, request.content)
+            result = await self._retrying(lambda: self.patcher.write(path, request.content))
         self._record(result, who, "write")
         return patch_reply(result)
 
@@ -147,21 +153,42 @@ class HashlineService:
         if callable(close):
             close()
 
+    async def _retrying(self, run: Callable[[], Awaitable[PatchResult]]) -> PatchResult:
+        """Run an edit again (as a stale edit) if a live notebook changed under it."""
+        for _ in range(LIVE_ATTEMPTS - 1):
+            try:
+                return await run()
+            except LiveDocumentChanged:
+                continue
+        return await run()
+
     def _record(self, result: PatchResult, who: str, source: str) -> None:
         self.activity_log.record_result(result, who=who, source=source)
 
 
 def build_service(
-    contents_manager: Any, store: SnapshotStore, settings: HashlineSettings
+    contents_manager: Any,
+    store: SnapshotStore,
+    settings: HashlineSettings,
+    rooms: RoomFinder | None = None,
 ) -> HashlineService:
-    """Wire the contents manager, the notebook layer and the engine for one server."""
+    """Wire the contents manager, the notebook layer and the engine for one server.
+
+    With `rooms`, notebooks open in a collaborative room are read and edited live (live.py).
+    """
     contents = ContentsFilesystem(
         contents_manager,
         allowed_paths=settings.allowed_paths,
         read_only=settings.read_only,
         max_file_bytes=settings.max_file_bytes,
     )
-    filesystem = NotebookFilesystem(contents, projection=settings.projection)
+    filesystem = (
+        NotebookFilesystem(contents, projection=settings.projection)
+        if rooms is None
+        else LiveNotebookFilesystem(
+            LiveContentsFilesystem(contents, rooms), projection=settings.projection
+        )
+    )
     patcher = Patcher(
         filesystem,
         store,

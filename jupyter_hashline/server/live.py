@@ -1,0 +1,169 @@
+"""Edits into notebooks open in JupyterLab with real-time collaboration (DESIGN §6).
+
+Two layers, so the live path shows exactly the projection the disk path shows:
+
+- `LiveContentsFilesystem` wraps the contents-manager filesystem. For a notebook with an open
+  room, `read_text` returns the live shared document serialized exactly as Jupyter would write
+  it, and `write_text` lands the merged notebook in the shared document as granular changes
+  (`live_apply`), saves the room, and reads the file back: the landed text is what is on disk.
+  Every other path, or a notebook without a room, goes to the contents manager.
+- `LiveNotebookFilesystem` is the notebook layer over it (projection, merge, validation, tags
+  and cell-aware recovery are `NotebookFilesystem`'s, unchanged). It adds one guard: an edit
+  is merged only into the live text the patcher read; if a person typed in between, the write
+  raises `LiveDocumentChanged` (nothing applied) and the service retries the whole edit, whose
+  stale tag is then recovered cell by cell as on disk.
+
+Invariants:
+- From the guard's check of the live document to the end of the pycrdt transaction nothing
+  yields to the event loop (room lookups are cached, the checks and the transaction are
+  synchronous), so no keystroke can land in between and be overwritten.
+- The person's unsaved typing is never dropped: the edit goes into the shared document, and
+  the save writes the whole document (their text included), so the room never reloads from disk.
+- Without jupyter-collaboration, without an open ready room, or without the room's save hook,
+  everything behaves exactly like the contents-manager path.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from ..hashline.errors import InvalidNotebookError
+from ..hashline.filesystem import Filesystem, WriteResult
+from ..notebook import NotebookFilesystem, is_notebook_path, serialize_notebook
+from .contents_fs import ContentsFilesystem
+from .live_apply import LiveDocumentChanged, apply_to_live
+from .live_rooms import LiveRoom, RoomFinder
+
+__all__ = ["LiveContentsFilesystem", "LiveDocumentChanged", "LiveNotebookFilesystem"]
+
+NOT_SAVED = (
+    "the edit is in the notebook open in JupyterLab, but the room did not save it to disk yet "
+    "(JupyterLab will save it); the header and preview show the file as it is on disk now."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Served:
+    """What a live read returned: the document and its state vector, raw JSON, the notebook."""
+
+    document: Any
+    state: bytes
+    raw: str
+    nb: dict[str, Any]
+
+
+def live_notebook(document: Any) -> dict[str, Any]:
+    """The live notebook, one dict per shared cell (no deduplication, no side effects)."""
+    try:
+        nb = document.get(deduplicate=False)
+    except TypeError:  # jupyter_ydoc before 4.x has no `deduplicate`
+        nb = document.get()
+    return dict(nb)
+
+
+class LiveContentsFilesystem(Filesystem):
+    """Raw files through the contents manager; open notebooks through their shared document."""
+
+    def __init__(self, contents: ContentsFilesystem, rooms: RoomFinder, cache_size: int = 16):
+        self.contents = contents
+        self.rooms = rooms
+        self._cache_size = cache_size
+        self._served: OrderedDict[str, _Served] = OrderedDict()
+
+    def __repr__(self) -> str:
+        return f"LiveContentsFilesystem({self.contents!r})"
+
+    async def find(self, path: str) -> LiveRoom | None:
+        """The open room of notebook `path` (None for other files and closed notebooks)."""
+        if not is_notebook_path(path):
+            return None
+        return await self.rooms.find(self.contents.resolve(path))
+
+    async def read_text(self, path: str) -> str:
+        live = await self.find(path)
+        if live is None:
+            return await self.contents.read_text(path)
+        return self._serve(self.contents.resolve(path), live).raw
+
+    async def write_text(self, path: str, content: str) -> WriteResult:
+        resolved = self.contents.check_write(path, content)
+        live = self.rooms.lookup(resolved) if is_notebook_path(resolved) else None
+        if live is None:
+            return await self.contents.write_text(path, content)
+        served = self._served.get(resolved)
+        if (
+            served is None
+            or served.document is not live.document
+            or served.state != live.document.ydoc.get_state()
+        ):
+            raise LiveDocumentChanged(resolved)
+        apply_to_live(live.document, served.nb, _parse(resolved, content), resolved)
+        saved = await live.save()
+        landed = await self.contents.read_text(resolved)
+        return WriteResult(landed, () if saved else (NOT_SAVED,))
+
+    async def preflight_write(self, path: str) -> None:
+        await self.contents.preflight_write(path)
+
+    async def exists(self, path: str) -> bool:
+        return await self.contents.exists(path)
+
+    async def canonical_path(self, path: str) -> str:
+        return await self.contents.canonical_path(path)
+
+    def _serve(self, path: str, live: LiveRoom) -> _Served:
+        state = live.document.ydoc.get_state()
+        cached = self._served.get(path)
+        if cached is not None and cached.document is live.document and cached.state == state:
+            self._served.move_to_end(path)
+            return cached
+        nb = live_notebook(live.document)
+        served = _Served(live.document, state, serialize_notebook(nb), nb)
+        self._served[path] = served
+        self._served.move_to_end(path)
+        while len(self._served) > self._cache_size:
+            self._served.popitem(last=False)
+        return served
+
+
+def _parse(path: str, content: str) -> dict[str, Any]:
+    try:
+        notebook = json.loads(content)
+    except ValueError as err:
+        raise InvalidNotebookError(f"{path}: the notebook text is not JSON ({err}).") from err
+    if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
+        raise InvalidNotebookError(f"{path}: the text is not a notebook (no `cells` list).")
+    return notebook
+
+
+class LiveNotebookFilesystem(NotebookFilesystem):
+    """`NotebookFilesystem` over `LiveContentsFilesystem`, with the read-to-write guard."""
+
+    inner: LiveContentsFilesystem
+
+    def __init__(self, inner: LiveContentsFilesystem, *args: Any, **kwargs: Any) -> None:
+        super().__init__(inner, *args, **kwargs)
+        self._last_read: OrderedDict[str, str] = OrderedDict()
+
+    async def read_text(self, path: str) -> str:
+        text = await super().read_text(path)
+        if is_notebook_path(path):
+            self._last_read[path] = text
+            self._last_read.move_to_end(path)
+            while len(self._last_read) > 4 * self._cache_size:
+                self._last_read.popitem(last=False)
+        return text
+
+    async def write_text(self, path: str, content: str) -> WriteResult:
+        if not is_notebook_path(path) or await self.inner.find(path) is None:
+            return await super().write_text(path, content)
+        await self.inner.preflight_write(path)  # the last await that may yield before the edit
+        if await self.inner.find(path) is None:
+            raise LiveDocumentChanged(path)
+        now = await NotebookFilesystem.read_text(self, path)
+        if self._last_read.get(path, now) != now:
+            raise LiveDocumentChanged(path)
+        return await super().write_text(path, content)

@@ -1,0 +1,193 @@
+"""Granular edits into a live YNotebook (server/live_apply.py), without a server.
+
+The shared documents here are real pycrdt documents (jupyter_ydoc's YNotebook); a "person" is a
+second replica whose concurrent updates are exchanged with the agent's, as a room would.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from jupyter_ydoc import YNotebook
+from pycrdt import Doc, Text
+
+from jupyter_hashline.notebook import merge_projection, project_notebook
+from jupyter_hashline.server.live_apply import (
+    ORIGIN,
+    LiveDocumentChanged,
+    apply_text_ops,
+    apply_to_live,
+    plan_changes,
+    text_ops,
+)
+
+LINE = st.text(alphabet="ab é🙂\r\t", max_size=6)
+SOURCE = st.lists(LINE, max_size=6).map("\n".join)
+
+
+def code(cid: str, source: str, **extra: Any) -> dict[str, Any]:
+    cell: dict[str, Any] = {
+        "cell_type": "code",
+        "id": cid,
+        "source": source,
+        "metadata": {},
+        "outputs": [],
+        "execution_count": None,
+    }
+    cell.update(extra)
+    return cell
+
+
+def markdown(cid: str, source: str) -> dict[str, Any]:
+    return {"cell_type": "markdown", "id": cid, "source": source, "metadata": {}}
+
+
+def notebook(*cells: dict[str, Any], minor: int = 5) -> dict[str, Any]:
+    return {
+        "cells": list(cells),
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3"}},
+        "nbformat": 4,
+        "nbformat_minor": minor,
+    }
+
+
+def live(nb: dict[str, Any]) -> YNotebook:
+    document = YNotebook()
+    document.set(copy.deepcopy(nb))
+    return document
+
+
+def cells_of(document: YNotebook) -> list[dict[str, Any]]:
+    return [
+        {k: v for k, v in cell.items() if k != "execution_state"}
+        for cell in document.get(deduplicate=False)["cells"]
+    ]
+
+
+@settings(max_examples=200, deadline=None)
+@given(old=SOURCE, new=SOURCE)
+def test_text_ops_turn_old_into_new_in_utf8_offsets(old: str, new: str) -> None:
+    doc: Doc = Doc()
+    text = doc.get("t", type=Text)
+    text += old
+    with doc.transaction():
+        apply_text_ops(text, text_ops(old, new))
+    assert str(text) == new
+
+
+def test_text_ops_touch_only_the_changed_characters() -> None:
+    old = "import pandas as pd\ndf = load('a.csv')\nprint(df)\n"
+    new = "import pandas as pd\ndf = load('b.csv')\nprint(df)\n"
+    [op] = text_ops(old, new)
+    assert old.encode()[op.start : op.end] == b"a"
+    assert op.insert == "b"
+
+
+def test_concurrent_typing_on_other_lines_survives_the_agent_edit() -> None:
+    """Not clear-and-replace: a person's keystroke on line 1 merges with the agent's line 3."""
+    base = notebook(code("c1", "x = 1\ny = 2\nz = 3\n"))
+    agent = live(base)
+    person = YNotebook(Doc())
+    person.ydoc.apply_update(agent.ydoc.get_update())
+    person.ycells[0]["source"].insert(5, "  # person")
+    target = copy.deepcopy(base)
+    target["cells"][0]["source"] = "x = 1\ny = 2\nz = 30\n"
+    apply_to_live(agent, agent.get(), target, "nb.ipynb")
+    agent.ydoc.apply_update(person.ydoc.get_update())
+    person.ydoc.apply_update(agent.ydoc.get_update())
+    expected = "x = 1  # person\ny = 2\nz = 30\n"
+    assert str(agent.ycells[0]["source"]) == expected
+    assert str(person.ycells[0]["source"]) == expected
+
+
+def test_one_transaction_with_the_extension_origin() -> None:
+    base = notebook(code("c1", "a\n"), code("c2", "b\n"), markdown("m", "# t"))
+    document = live(base)
+    origins: list[Any] = []
+    document.ycells.observe_deep(lambda events: origins.append(events[0].transaction.origin))
+    target = notebook(markdown("m", "# title"), code("c2", "b\n"), code("new", "c"))
+    apply_to_live(document, document.get(), target, "nb.ipynb")
+    assert origins == [ORIGIN]
+    assert cells_of(document) == target["cells"]
+
+
+def test_structure_changes_keep_untouched_cells_in_place() -> None:
+    """Cells around inserts, deletes and moves are edited in place, so a person's concurrent
+    typing in them merges (a recreated cell would drop it)."""
+    base = notebook(code("a", "1"), code("b", "2", outputs=[], execution_count=3), code("c", "3"))
+    document = live(base)
+    person = YNotebook(Doc())
+    person.ydoc.apply_update(document.ydoc.get_update())
+    person.ycells[1]["source"].insert(0, "# person\n")
+    target = notebook(code("c", "3"), code("b", "2 + 2", execution_count=3), markdown("a", "1"))
+    plan = plan_changes(document.get(), target)
+    apply_to_live(document, document.get(), target, "nb.ipynb")
+    assert cells_of(document) == target["cells"]
+    assert [u.index for u in plan.updates] == [1]  # only b is edited in place
+    document.ydoc.apply_update(person.ydoc.get_update())
+    assert str(document.ycells[1]["source"]) == "# person\n2 + 2"
+
+
+def test_retype_replaces_the_cell_and_outputs_clear_in_place() -> None:
+    stream = {"output_type": "stream", "name": "stdout", "text": "hi\n"}
+    base = notebook(code("a", "print('hi')", outputs=[stream], execution_count=1), code("b", "x"))
+    document = live(base)
+    target = notebook(markdown("a", "print('hi')"), code("b", "y", outputs=[], execution_count=1))
+    base["cells"][1]["execution_count"] = 1
+    apply_to_live(document, document.get(), target, "nb.ipynb")
+    assert cells_of(document) == target["cells"]
+
+
+def test_legacy_notebook_gets_the_ids_the_projection_showed() -> None:
+    base = notebook(code("ignored", "a = 1"), code("ignored2", "b = 2"), minor=4)
+    for cell in base["cells"]:
+        del cell["id"]
+    document = live(base)
+    shown = project_notebook(document.get())
+    assert "id=cell-1" in shown and "id=cell-2" in shown
+    merged, _ = merge_projection(document.get(), shown.replace("b = 2", "b = 3"))
+    apply_to_live(document, document.get(), merged, "nb.ipynb")
+    after = document.get()
+    assert after["nbformat_minor"] == 5
+    assert [c["id"] for c in after["cells"]] == ["cell-1", "cell-2"]
+    assert project_notebook(after) == shown.replace("b = 2", "b = 3")
+
+
+def test_a_changed_source_refuses_everything() -> None:
+    base = notebook(code("a", "1"), code("b", "2"))
+    document = live(base)
+    snapshot = document.get()
+    document.ycells[1]["source"].insert(0, "#")
+    target = notebook(code("x", "new"), code("a", "1"), code("b", "20"))
+    with pytest.raises(LiveDocumentChanged) as err:
+        apply_to_live(document, snapshot, target, "nb.ipynb")
+    assert "Read it again" in err.value.message and err.value.status == 409
+    assert [str(c["source"]) for c in document.ycells] == ["1", "#2"]
+
+
+CELLS = st.lists(
+    st.tuples(st.sampled_from(["code", "markdown"]), SOURCE), min_size=0, max_size=5
+).map(
+    lambda specs: [
+        (code if kind == "code" else markdown)(f"c{i}", src) for i, (kind, src) in enumerate(specs)
+    ]
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(before=CELLS, data=st.data())
+def test_any_reshuffle_and_edit_lands_exactly(before: list[dict[str, Any]], data: Any) -> None:
+    after = data.draw(st.permutations(before)) if before else []
+    after = [dict(c) for c in after if data.draw(st.booleans())]
+    for cell in after:
+        if data.draw(st.booleans()):
+            cell["source"] = data.draw(SOURCE)
+    after += [code(f"n{i}", data.draw(SOURCE)) for i in range(data.draw(st.integers(0, 2)))]
+    base = notebook(*copy.deepcopy(before))
+    document = live(base)
+    apply_to_live(document, document.get(), notebook(*after), "nb.ipynb")
+    assert cells_of(document) == after

@@ -1,0 +1,282 @@
+"""Agent edits into a notebook open in a collaborative room (issue 6), through a real server.
+
+The server runs jupyter_hashline with jupyter-collaboration (jupyter_server_ydoc + fileid). The
+"person" is a real Yjs client on the room's websocket, as JupyterLab is: their typing reaches
+the server's shared document as updates and is unsaved until the room saves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from hashline_api import Api, Fetch, NamedUserProvider, write_notebook
+from httpx_ws import AsyncWebSocketSession, aconnect_ws
+from jupyter_server_ydoc.rooms import DocumentRoom
+from jupyter_server_ydoc.utils import JUPYTER_COLLABORATION_EVENTS_URI
+from jupyter_ydoc import YNotebook
+from pycrdt import Provider
+from pycrdt.websocket.websocket import HttpxWebsocket
+from traitlets.config import Config
+
+from jupyter_hashline.hashline import section_tag
+from jupyter_hashline.notebook import project_notebook
+from jupyter_hashline.server.live import LiveNotebookFilesystem
+
+NB = "work/analysis.ipynb"
+
+
+@pytest.fixture
+def jp_server_config(tmp_path: Path, jp_root_dir: Path) -> Config:
+    return Config(
+        {
+            "ServerApp": {
+                "jpserver_extensions": {
+                    "jupyter_hashline": True,
+                    "jupyter_server_ydoc": True,
+                    "jupyter_server_fileid": True,
+                    "jupyter_server_terminals": False,
+                },
+                "allow_unauthenticated_access": False,
+                "identity_provider_class": NamedUserProvider,
+            },
+            "BaseFileIdManager": {
+                "root_dir": str(jp_root_dir),
+                "db_path": str(tmp_path / "file_id.db"),
+                "db_journal_mode": "OFF",
+            },
+            "SQLiteYStore": {"db_path": str(tmp_path / "ystore.db")},
+            "YDocExtension": {
+                "document_save_delay": 1,
+                "document_cleanup_delay": 60,
+                "file_poll_interval": 0.1,
+            },
+        }
+    )
+
+
+async def until(check: Callable[[], bool], what: str, limit_s: float = 5.0) -> None:
+    """Wait (bounded) for a condition that depends on messages crossing the websocket."""
+    for _ in range(int(limit_s / 0.02)):
+        if check():
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def room_events(jp_serverapp: Any) -> list[str]:
+    """Actions the collaboration rooms report ('overwrite' = reloaded from disk)."""
+    actions: list[str] = []
+
+    async def listener(logger: Any, schema_id: str, data: dict[str, Any]) -> None:
+        actions.append(str(data.get("action", "")))
+
+    jp_serverapp.event_logger.add_listener(
+        schema_id=JUPYTER_COLLABORATION_EVENTS_URI, listener=listener
+    )
+    return actions
+
+
+@pytest.fixture
+def open_in_lab(
+    jp_fetch: Fetch, jp_http_port: int, jp_base_url: str, jp_auth_header: dict[str, str]
+) -> Callable[[str], Any]:
+    """`async with open_in_lab(path) as person:` a Yjs client in the notebook's room."""
+
+    @asynccontextmanager
+    async def connect(path: str) -> AsyncIterator[YNotebook]:
+        body = json.dumps({"format": "json", "type": "notebook"})
+        reply = await jp_fetch("api/collaboration/session", path, method="PUT", body=body)
+        session = json.loads(reply.body)
+        room = f"json:notebook:{session['fileId']}"
+        url = (
+            f"http://127.0.0.1:{jp_http_port}{jp_base_url}api/collaboration/room/{room}"
+            f"?sessionId={session['sessionId']}"
+        )
+        person = YNotebook()
+        connecting = aconnect_ws(url, session_class=AsyncWebSocketSession, headers=jp_auth_header)
+        async with connecting as ws, Provider(person.ydoc, HttpxWebsocket(ws, room)):
+            await until(lambda: person.cell_number > 0, "the room to sync")
+            yield person
+
+    return connect
+
+
+def server_document(jp_serverapp: Any) -> YNotebook:
+    rooms = jp_serverapp.web_app.settings["jupyter_server_ydoc"].ywebsocket_server.rooms
+    [room] = [r for key, r in rooms.items() if key.startswith("json:notebook:")]
+    document: YNotebook = room._document
+    return document
+
+
+def source(document: YNotebook, index: int) -> str:
+    return str(document.ycells[index]["source"])
+
+
+def disk_sources(path: Path) -> list[str]:
+    return [cell.source for cell in nbformat.read(path, as_version=4).cells]
+
+
+def type_into(person: YNotebook, index: int, at: int, text: str) -> None:
+    """A keystroke burst in JupyterLab (pycrdt offsets are UTF-8 bytes; tests type ASCII)."""
+    person.ycells[index]["source"].insert(at, text)
+
+
+async def read(api: Api, path: str = NB) -> dict[str, Any]:
+    status, body = await api("read", params={"path": path}, schema="ReadResponse")
+    assert status == 200, body
+    return body
+
+
+async def patch(api: Api, text: str) -> tuple[int, dict[str, Any]]:
+    return await api("patch", method="POST", body={"patch": text})
+
+
+async def test_patch_lands_live_and_the_persons_unsaved_typing_survives(
+    api: Api, jp_root_dir: Path, jp_serverapp: Any, open_in_lab: Any, room_events: list[str]
+) -> None:
+    write_notebook(jp_root_dir / NB, "a = 1", "b = 2")
+    async with open_in_lab(NB) as person:
+        type_into(person, 0, 5, "  # typed, not saved")
+        shared = server_document(jp_serverapp)
+        await until(lambda: "typed" in source(shared, 0), "the keystrokes to reach the server")
+        assert "typed" not in disk_sources(jp_root_dir / NB)[0]
+        header = (await read(api))["header"]
+        status, body = await patch(api, f"{header}\nreplace 4:\n+b = 20\n")
+        assert status == 200, body
+        assert source(shared, 0) == "a = 1  # typed, not saved"
+        assert source(shared, 1) == "b = 20"
+        await until(lambda: source(person, 1) == "b = 20", "the edit to reach JupyterLab")
+        assert source(person, 0) == "a = 1  # typed, not saved"
+        assert disk_sources(jp_root_dir / NB) == ["a = 1  # typed, not saved", "b = 20"]
+        await asyncio.sleep(0.4)  # several file-watcher polls: a reload would show up now
+        assert "overwrite" not in room_events
+        assert source(person, 0) == "a = 1  # typed, not saved"
+    service = jp_serverapp.web_app.settings["jupyter_hashline_service"]
+    assert isinstance(service.filesystem, LiveNotebookFilesystem)
+
+
+async def test_landed_text_is_the_projection_of_the_file_on_disk(
+    api: Api, jp_root_dir: Path, open_in_lab: Any
+) -> None:
+    write_notebook(jp_root_dir / NB, "import math", "x = math.pi\nprint(x)")
+    async with open_in_lab(NB) as person:
+        type_into(person, 0, 0, "# note\n")
+        header = (await read(api))["header"]
+        status, body = await patch(
+            api, f"{header}\ninsert after 6:\n+# %% [markdown]\n+Done: **é** ✓\n"
+        )
+        assert status == 200, body
+        on_disk = nbformat.read(jp_root_dir / NB, as_version=4)
+        assert body["sections"][0]["tag"] == section_tag(project_notebook(on_disk))
+        assert [c.cell_type for c in on_disk.cells] == ["code", "code", "markdown"]
+        assert on_disk.cells[2].source == "Done: **é** ✓"
+        assert (await read(api))["tag"] == body["sections"][0]["tag"]
+
+
+async def test_same_cell_other_lines_both_changes_survive(
+    api: Api, jp_root_dir: Path, jp_serverapp: Any, open_in_lab: Any
+) -> None:
+    write_notebook(jp_root_dir / NB, "x = 1\ny = 2\nz = 3")
+    async with open_in_lab(NB) as person:
+        header = (await read(api))["header"]
+        type_into(person, 0, 5, "  # person")  # line 1 of the cell, after the agent's read
+        shared = server_document(jp_serverapp)
+        await until(lambda: "person" in source(shared, 0), "the keystrokes to reach the server")
+        status, body = await patch(api, f"{header}\nreplace 4:\n+z = 30\n")
+        assert status == 200, body
+        assert "recovered" in body["text"]
+        assert source(shared, 0) == "x = 1  # person\ny = 2\nz = 30"
+        await until(lambda: source(person, 0) == source(shared, 0), "JupyterLab to catch up")
+        assert disk_sources(jp_root_dir / NB) == ["x = 1  # person\ny = 2\nz = 30"]
+
+
+async def test_same_line_is_rejected_with_the_current_cell(
+    api: Api, jp_root_dir: Path, jp_serverapp: Any, open_in_lab: Any
+) -> None:
+    write_notebook(jp_root_dir / NB, "x = 1\ny = 2\nz = 3")
+    before = (jp_root_dir / NB).read_bytes()
+    async with open_in_lab(NB) as person:
+        header = (await read(api))["header"]
+        type_into(person, 0, 11, "22")  # "y = 2" -> "y = 222": the line the agent edits
+        shared = server_document(jp_serverapp)
+        await until(lambda: "222" in source(shared, 0), "the keystrokes to reach the server")
+        status, body = await patch(api, f"{header}\nreplace 3:\n+y = 5\n")
+        assert status == 409, body
+        assert "y = 222" in body["message"]
+        assert source(shared, 0) == "x = 1\ny = 222\nz = 3"
+        assert source(person, 0) == "x = 1\ny = 222\nz = 3"
+    assert (jp_root_dir / NB).read_bytes() == before or "y = 222" in (jp_root_dir / NB).read_text()
+
+
+async def test_typing_between_read_and_write_is_never_overwritten(
+    api: Api, jp_root_dir: Path, jp_serverapp: Any, open_in_lab: Any
+) -> None:
+    """A keystroke that lands while the edit is being prepared: the edit is retried (stale,
+    recovered cell by cell) instead of merging into text the patcher never saw."""
+    write_notebook(jp_root_dir / NB, "a = 1", "b = 2")
+    service = jp_serverapp.web_app.settings["jupyter_hashline_service"]
+    inner = service.filesystem.inner
+    real_preflight = inner.preflight_write
+    calls: list[str] = []
+
+    async with open_in_lab(NB):
+        shared = server_document(jp_serverapp)
+
+        async def preflight_with_typing(path: str) -> None:
+            calls.append(path)
+            if len(calls) == 2:  # the write's own preflight, after the patcher's
+                shared.ycells[0]["source"].insert(5, "  # mid-edit")
+            await real_preflight(path)
+
+        inner.preflight_write = preflight_with_typing
+        header = (await read(api))["header"]
+        status, body = await patch(api, f"{header}\nreplace 4:\n+b = 3\n")
+        assert status == 200, body
+        assert len(calls) > 2  # retried
+        assert [source(shared, 0), source(shared, 1)] == ["a = 1  # mid-edit", "b = 3"]
+        assert disk_sources(jp_root_dir / NB) == ["a = 1  # mid-edit", "b = 3"]
+
+
+async def test_without_a_room_nothing_is_registered_or_opened(
+    api: Api, jp_root_dir: Path, jp_serverapp: Any
+) -> None:
+    write_notebook(jp_root_dir / NB, "a = 1")
+    header = (await read(api))["header"]
+    status, _ = await patch(api, f"{header}\nreplace 2:\n+a = 2\n")
+    assert status == 200
+    assert disk_sources(jp_root_dir / NB) == ["a = 2"]
+    settings = jp_serverapp.web_app.settings
+    assert settings["file_id_manager"].get_id(NB) is None
+    assert not settings["jupyter_server_ydoc"].ywebsocket_server.rooms
+
+
+async def test_a_missing_save_hook_degrades_to_the_contents_path(
+    api: Api,
+    jp_root_dir: Path,
+    jp_serverapp: Any,
+    open_in_lab: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    monkeypatch.delattr(DocumentRoom, "_save_to_disc")
+    service = jp_serverapp.web_app.settings["jupyter_hashline_service"]
+    monkeypatch.setattr(service.filesystem.inner.rooms, "_log", logging.getLogger("hashline-t"))
+    write_notebook(jp_root_dir / NB, "a = 1", "b = 2")
+    async with open_in_lab(NB):
+        shared = server_document(jp_serverapp)
+        with caplog.at_level(logging.WARNING, logger="hashline-t"):
+            header = (await read(api))["header"]
+            status, body = await patch(api, f"{header}\nreplace 4:\n+b = 20\n")
+        assert status == 200, body
+        assert disk_sources(jp_root_dir / NB) == ["a = 1", "b = 20"]
+        assert any("_save_to_disc" in r.getMessage() for r in caplog.records)
+        await until(lambda: source(shared, 1) == "b = 20", "the room to reload from disk")
