@@ -1,34 +1,207 @@
-"""`jupyter-hashline` (also `jupyter hashline`): the command line.
+"""`jupyter-hashline` (also `jupyter hashline`): the notebook tools from a shell.
 
-Today it serves the offline provider simulator; the notebook commands (read, patch, write,
-outputs), `demo` and `mcp` build on the same parser. Exit codes: 0 done, 2 usage or I/O error.
+    jupyter-hashline [--root DIR | --server URL [--token T]] [--store FILE] COMMAND ...
+
+Commands: `read PATH [--offset N] [--limit N] [--cells ID,ID]`, `patch [FILE|-]` (edit text
+or the JSON form), `write PATH [FILE|-]`, `outputs PATH CELL [--max-chars N]`, `mcp` (the MCP
+server on stdio), `demo [--provider P]` and `simulator` (the offline provider simulator).
+
+The notebook commands run the same tools as MCP and agent sessions (`TOOL_SPECS`), on a
+directory (`--root`, default the current directory; every path is confined to it) or on a
+running Jupyter server's REST API (`--server`, token from `--token` or `$JUPYTER_TOKEN`).
+Snapshots persist between invocations (a SQLite file, by default the one a Jupyter server on
+the same root uses; `--store` or `$JUPYTER_HASHLINE_STORE` overrides), so `read` in one
+process and `patch` in the next works.
+
+Exit codes: 0 done (applied, or a no-op reported as such); 1 rejected: the engine refused the
+edit (stale or unknown tag, unseen lines, bad anchors or syntax, an invalid notebook, too
+large) and wrote nothing; its agent-readable message is on stderr; 2 usage or I/O error (bad
+arguments, missing or forbidden files, an unreachable server), message on stderr.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
+import importlib
 import json
+import os
 import signal
+import sqlite3
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .agent.simulator import PROVIDER_PATHS, ProviderSimulator
+from .agent.tools import ToolOutcome
+from .hashline.errors import HashlineError
+
+if TYPE_CHECKING:
+    from .mcp.backends import ToolBackend
+
+PROG = "jupyter-hashline"
+DONE, REJECTED, USAGE = 0, 1, 2
+
+# Error kinds meaning "the engine refused this edit; nothing was written" (exit 1). Every other
+# kind (missing or forbidden paths, I/O, an unreachable server, bad arguments) exits 2.
+REJECTION_KINDS = frozenset(
+    {
+        "stale_tag",
+        "unknown_tag",
+        "unseen_lines",
+        "repeated_noop",
+        "bad_anchor",
+        "patch_syntax",
+        "invalid_notebook",
+        "too_large",
+        "conflict",
+    }
+)
+
+
+def exit_code(outcome: ToolOutcome) -> int:
+    """0 for a result, 1 for a rejected edit, 2 for anything else that went wrong."""
+    if not outcome.is_error:
+        return DONE
+    return REJECTED if outcome.kind in REJECTION_KINDS else USAGE
+
+
+def _fail(command: str, message: str) -> int:
+    print(f"{PROG} {command}: {message}", file=sys.stderr)
+    return USAGE
+
+
+# -- backends ------------------------------------------------------------------------------------
+
+
+def _backend(args: argparse.Namespace) -> ToolBackend:
+    """The backend the global options name; raises HashlineError/OSError/sqlite3.Error."""
+    from .mcp.backends import DirectoryBackend, ServerBackend
+
+    if args.server:
+        token = args.token or os.environ.get("JUPYTER_TOKEN")
+        return ServerBackend(args.server, token)
+    return DirectoryBackend(args.root or os.getcwd(), args.store)
+
+
+async def _call(args: argparse.Namespace, name: str, arguments: Mapping[str, Any]) -> ToolOutcome:
+    backend = _backend(args)
+    try:
+        return await backend.call(name, arguments)
+    finally:
+        await backend.aclose()
+
+
+def _run_tool(args: argparse.Namespace, name: str, arguments: Mapping[str, Any]) -> int:
+    try:
+        outcome = asyncio.run(_call(args, name, arguments))
+    except HashlineError as err:
+        return _fail(args.command, err.message)
+    except (OSError, sqlite3.Error) as err:
+        return _fail(args.command, f"{err}. Check --root and --store.")
+    stream = sys.stderr if outcome.is_error else sys.stdout
+    print(outcome.text, file=stream)
+    return exit_code(outcome)
+
+
+def _input_text(source: str) -> str:
+    """The text of FILE, or of stdin for `-`, as UTF-8 with line endings untouched."""
+    data = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
+    return data.decode("utf-8")
+
+
+def _read_input(args: argparse.Namespace) -> str | None:
+    try:
+        return _input_text(args.source)
+    except (OSError, UnicodeDecodeError) as err:
+        _fail(args.command, f"cannot read {args.source}: {err}")
+        return None
+
+
+# -- commands ------------------------------------------------------------------------------------
+
+
+def _read(args: argparse.Namespace) -> int:
+    arguments: dict[str, Any] = {"path": args.path}
+    if args.offset is not None:
+        arguments["offset"] = args.offset
+    if args.limit is not None:
+        arguments["limit"] = args.limit
+    if args.cells:
+        arguments["cells"] = [c.strip() for c in args.cells.split(",") if c.strip()]
+    return _run_tool(args, "notebook_read", arguments)
+
+
+def patch_arguments(text: str) -> dict[str, Any]:
+    """`{"edits": ...}` when `text` is the JSON form, else `{"patch": text}` (edit text)."""
+    if text.lstrip()[:1] in ("{", "["):
+        try:
+            return {"edits": json.loads(text)}
+        except ValueError:
+            pass  # edit text starts with "[path#TAG]"
+    return {"patch": text}
+
+
+def _patch(args: argparse.Namespace) -> int:
+    text = _read_input(args)
+    if text is None:
+        return USAGE
+    return _run_tool(args, "notebook_edit", patch_arguments(text))
+
+
+def _write(args: argparse.Namespace) -> int:
+    text = _read_input(args)
+    if text is None:
+        return USAGE
+    return _run_tool(args, "notebook_write", {"path": args.path, "content": text})
+
+
+def _outputs(args: argparse.Namespace) -> int:
+    arguments: dict[str, Any] = {"path": args.path, "cell": args.cell}
+    if args.max_chars is not None:
+        arguments["max_chars"] = args.max_chars
+    return _run_tool(args, "notebook_outputs", arguments)
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    from .mcp.server import serve_stdio
+
+    try:
+        backend = _backend(args)
+    except HashlineError as err:
+        return _fail("mcp", err.message)
+    except (OSError, sqlite3.Error) as err:
+        return _fail("mcp", f"{err}. Check --root and --store.")
+    print(f"{PROG} mcp: serving the notebook tools on {backend.describe}", file=sys.stderr)
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve_stdio(backend))
+    return DONE
+
+
+def _demo(args: argparse.Namespace) -> int:
+    try:
+        demo = importlib.import_module(f"{__package__}.demo")
+    except ModuleNotFoundError as err:
+        if err.name != f"{__package__}.demo":
+            raise
+        return _fail(
+            "demo",
+            "the demo is missing from this install (jupyter_hashline/demo.py). "
+            "Run the notebooks in examples/ instead, or reinstall jupyter-hashline.",
+        )
+    return int(demo.main(args.extra) or 0)
 
 
 def _simulator(args: argparse.Namespace) -> int:
     try:
         script: Any = json.loads(Path(args.script).read_text()) if args.script else []
     except (OSError, ValueError) as err:
-        print(f"jupyter-hashline simulator: cannot read the script: {err}", file=sys.stderr)
-        return 2
+        return _fail("simulator", f"cannot read the script: {err}")
     if not isinstance(script, list) or not all(isinstance(t, dict) for t in script):
-        print(
-            "jupyter-hashline simulator: the script must be a JSON list of turns", file=sys.stderr
-        )
-        return 2
+        return _fail("simulator", "the script must be a JSON list of turns")
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     sim = ProviderSimulator(
@@ -48,12 +221,66 @@ def _simulator(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             pass
     print(f"served {len(sim.requests)} requests, hit ratio {sim.hit_ratio:.3f}", flush=True)
-    return 0
+    return DONE
+
+
+# -- the parser ----------------------------------------------------------------------------------
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, not {text!r}")
+    return int(text)
+
+
+def _add_global_options(parser: argparse.ArgumentParser) -> None:
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--root", help="directory the paths are relative to and confined to (default: cwd)"
+    )
+    where.add_argument("--server", help="URL of a Jupyter server with jupyter_hashline enabled")
+    parser.add_argument("--token", help="the server's token (default: $JUPYTER_TOKEN)")
+    parser.add_argument(
+        "--store",
+        help="snapshot store file for --root (default: $JUPYTER_HASHLINE_STORE, else the "
+        "Jupyter data dir's jupyter_hashline/snapshots-<root id>.sqlite3; :memory: for none)",
+    )
+
+
+def _add_tool_commands(commands: Any) -> None:
+    read = commands.add_parser("read", help="show a file with numbered lines under [path#TAG]")
+    read.add_argument("path")
+    read.add_argument("--offset", type=_positive, help="1-based number of the first line shown")
+    read.add_argument("--limit", type=_positive, help="how many lines to show")
+    read.add_argument("--cells", help="comma-separated cell ids to show")
+    read.set_defaults(run=_read)
+    patch = commands.add_parser("patch", help="apply an edit (edit text or the JSON form)")
+    patch.add_argument("source", nargs="?", default="-", metavar="FILE|-")
+    patch.set_defaults(run=_patch)
+    write = commands.add_parser("write", help="create a file or replace all of it")
+    write.add_argument("path")
+    write.add_argument("source", nargs="?", default="-", metavar="FILE|-")
+    write.set_defaults(run=_write)
+    outputs = commands.add_parser("outputs", help="show the outputs of one notebook cell")
+    outputs.add_argument("path")
+    outputs.add_argument("cell", help="cell id")
+    outputs.add_argument("--max-chars", type=_positive)
+    outputs.set_defaults(run=_outputs)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="jupyter-hashline", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Read and edit notebooks with hashline tags; serve the tools over MCP.",
+        epilog="Exit codes: 0 done, 1 edit rejected (message on stderr), 2 usage or I/O error.",
+    )
+    _add_global_options(parser)
     commands = parser.add_subparsers(dest="command", required=True)
+    _add_tool_commands(commands)
+    mcp = commands.add_parser("mcp", help="serve the notebook tools to an MCP client on stdio")
+    mcp.set_defaults(run=_mcp)
+    demo = commands.add_parser("demo", help="a scripted agent editing a notebook, offline")
+    demo.set_defaults(run=_demo)
     sim = commands.add_parser("simulator", help="serve the offline provider simulator")
     sim.add_argument("--script", help="JSON file: a list of turns ({text} or {tool_calls})")
     sim.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any)")
@@ -65,7 +292,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.command != "demo":  # the demo parses its own options
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    args.extra = extra
     return int(args.run(args))
 
 

@@ -114,11 +114,13 @@ DEFAULT_OUTPUT_CHARS = 4000
 @dataclass(frozen=True, slots=True)
 class ToolOutcome:
     """What one tool call produced: the agent's text, whether it is an error, and the patch
-    result when files were written (for activity feeds and panels)."""
+    result when files were written (for activity feeds and panels). `kind` names an error:
+    the engine's `HashlineError.kind`, or `unknown_tool` / `bad_arguments`."""
 
     text: str
     is_error: bool = False
     result: PatchResult | None = None
+    kind: str | None = None
 
 
 class NotebookTools:
@@ -132,13 +134,15 @@ class NotebookTools:
         """Run tool `name`; agent mistakes come back as error outcomes, never as exceptions."""
         handler = getattr(self, f"_{name}", None) if name in TOOL_NAMES else None
         if handler is None:
-            return ToolOutcome(f"Unknown tool {name!r}. Tools: {', '.join(TOOL_NAMES)}.", True)
+            text = f"Unknown tool {name!r}. Tools: {', '.join(TOOL_NAMES)}."
+            return ToolOutcome(text, True, kind="unknown_tool")
         try:
             outcome: ToolOutcome = await handler(dict(arguments))
         except HashlineError as err:
-            return ToolOutcome(err.message, True)
+            return ToolOutcome(err.message, True, kind=err.kind)
         except (KeyError, TypeError, ValueError) as err:
-            return ToolOutcome(f"Bad arguments for {name}: {err}. See the tool's schema.", True)
+            text = f"Bad arguments for {name}: {err}. See the tool's schema."
+            return ToolOutcome(text, True, kind="bad_arguments")
         return outcome
 
     async def _notebook_read(self, args: dict[str, Any]) -> ToolOutcome:

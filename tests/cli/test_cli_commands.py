@@ -1,0 +1,145 @@
+"""The CLI's commands in-process: output streams, exit codes (0 done, 1 rejected, 2 usage or
+I/O), the JSON edit form, files and stdin, where snapshots are kept, and `demo`."""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+from pathlib import Path
+
+import nbformat
+import pytest
+from edit_scenario import NOTEBOOK, header_of, line_of
+
+from jupyter_hashline.cli import main, patch_arguments
+from jupyter_hashline.mcp.backends import default_store_path
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_read_shows_the_view_and_records_the_snapshot_in_the_default_store(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, "--root", str(root), "read", NOTEBOOK, "--cells", "total")
+    assert (code, err) == (0, "")
+    assert out.startswith("[analysis.ipynb#") and '7:total = df["amount"].sum()' in out
+    code, out, _ = run(
+        capsys, "--root", str(root), "read", NOTEBOOK, "--offset", "2", "--limit", "1"
+    )
+    assert out.split("\n")[1] == "2:# Sales analysis" and "3:" not in out
+    assert default_store_path(root).is_file()
+
+
+def test_patch_reads_a_file_in_either_form_and_exits_by_outcome(
+    root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, view, _ = run(capsys, "--root", str(root), "read", NOTEBOOK)
+    header, line = header_of(view), line_of(view, "print(total)")
+    edits = {
+        "path": NOTEBOOK,
+        "tag": header[-5:-1],
+        "edits": [{"op": "delete", "start": line, "end": line}],
+    }
+    patch = tmp_path / "edit.json"
+    patch.write_text(json.dumps(edits))
+    code, out, err = run(capsys, "--root", str(root), "patch", str(patch))
+    assert (code, err) == (0, "") and "updated" in out
+    code, out, err = run(capsys, "--root", str(root), "patch", str(patch))  # same tag, now stale
+    assert (code, out) == (1, "")
+    assert "Edit rejected" in err and "Nothing was written" in err
+    text = tmp_path / "edit.txt"
+    text.write_text("[analysis.ipynb#ZZZZ]\nexplode 1\n")
+    code, out, err = run(capsys, "--root", str(root), "patch", str(text))
+    assert (code, out) == (1, "") and "Edit not understood" in err
+    assert (
+        nbformat.read(root / NOTEBOOK, as_version=4).cells[2].source == 'total = df["amount"].sum()'
+    )
+
+
+def test_write_and_outputs(root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "script.txt"
+    source.write_text("print('hello')\n")
+    code, out, _ = run(capsys, "--root", str(root), "write", "tools/hello.py", str(source))
+    assert code == 0 and "[tools/hello.py#" in out
+    assert (root / "tools" / "hello.py").read_text() == "print('hello')\n"
+    code, out, _ = run(
+        capsys, "--root", str(root), "outputs", NOTEBOOK, "load-data", "--max-chars", "25"
+    )
+    assert code == 0 and "cell load-data" in out and "loaded 120 rows" not in out
+    assert "ask again with a larger max_chars" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["read", "missing.ipynb"], "File not found: missing.ipynb"),
+        (["read", "../outside.txt"], "outside the root"),
+        (["patch", "no-such-patch.txt"], "cannot read no-such-patch.txt"),
+        (["outputs", "missing.ipynb", "c"], "File not found"),
+    ],
+)
+def test_usage_and_io_errors_exit_2_with_a_message(
+    root: Path, argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, "--root", str(root), *argv)
+    assert (code, out) == (2, "")
+    assert message in err
+
+
+def test_bad_command_lines_exit_2(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "--root", str(root / "nowhere"), "read", NOTEBOOK)
+    assert code == 2 and "Root directory not found" in err
+    for argv in (
+        ["read"],
+        ["read", NOTEBOOK, "--offset", "0"],
+        ["--root", ".", "--server", "x", "read", "a"],
+    ):
+        with pytest.raises(SystemExit) as exited:
+            main(argv)
+        assert exited.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err
+
+
+def test_store_choices_decide_whether_tags_survive_the_process(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    edit = tmp_path / "edit.txt"
+    _, view, _ = run(capsys, "--root", str(root), "--store", ":memory:", "read", NOTEBOOK)
+    edit.write_text(f"{header_of(view)}\ninsert tail:\n+# end\n")
+    code, _, err = run(capsys, "--root", str(root), "--store", ":memory:", "patch", str(edit))
+    assert code == 1 and "not from this session" in err
+    monkeypatch.setenv("JUPYTER_HASHLINE_STORE", str(tmp_path / "mine.sqlite3"))
+    run(capsys, "--root", str(root), "read", NOTEBOOK)
+    assert (tmp_path / "mine.sqlite3").is_file() and not default_store_path(root).exists()
+    code, _, _ = run(capsys, "--root", str(root), "patch", str(edit))
+    assert code == 0
+
+
+def test_patch_arguments_tell_the_json_form_from_edit_text() -> None:
+    assert patch_arguments('{"path": "a", "tag": "1234", "edits": []}') == {
+        "edits": {"path": "a", "tag": "1234", "edits": []}
+    }
+    assert patch_arguments(' [{"path": "a"}]') == {"edits": [{"path": "a"}]}
+    text = "[a.py#1234]\ndelete 1\n"
+    assert patch_arguments(text) == {"patch": text}
+
+
+def test_demo_runs_the_demo_module_or_says_it_is_missing(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "jupyter_hashline.demo", None)
+    code, out, err = run(capsys, "demo")
+    assert (code, out) == (2, "") and "the demo is missing from this install" in err
+    fake = types.ModuleType("jupyter_hashline.demo")
+    fake.main = lambda argv: print("the story", *argv) or 0  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "jupyter_hashline.demo", fake)
+    assert run(capsys, "demo") == (0, "the story\n", "")
+    assert run(capsys, "demo", "--provider", "openai") == (0, "the story --provider openai\n", "")
+    with pytest.raises(SystemExit) as exited:
+        main(["read", "a.ipynb", "--provider", "openai"])
+    assert exited.value.code == 2

@@ -1,0 +1,46 @@
+"""`jupyter-hashline --server URL` against a Jupyter server process started here: edits go
+through its REST API, rejections exit 1, a wrong token or no server exit 2; and a directory
+read with `--root` shares the server's snapshot store, so the server accepts its tag."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+from edit_scenario import NOTEBOOK, header_of, line_of, person_edits
+
+from bench.server import TOKEN, LocalServer, free_port
+from jupyter_hashline.cli import main
+
+
+def test_the_cli_edits_through_a_jupyter_server(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("JUPYTER_DATA_DIR", str(home / "data"))  # the server's data dir
+    edit = tmp_path / "edit.txt"
+    with LocalServer(root, home) as server:
+        url = f"http://127.0.0.1:{server.port}/"
+        assert main(["--root", str(root), "read", NOTEBOOK]) == 0  # a directory read ...
+        view = capsys.readouterr().out
+        line = line_of(view, "print(total)")
+        edit.write_text(f"{header_of(view)}\nreplace {line}:\n+print(total, flush=True)\n")
+        monkeypatch.setenv("JUPYTER_TOKEN", TOKEN)
+        assert main(["--server", url, "patch", str(edit)]) == 0  # ... tagged for the server
+        assert "updated" in capsys.readouterr().out
+
+        assert main(["--server", url, "read", NOTEBOOK]) == 0
+        view = capsys.readouterr().out
+        person_edits(root, "total", 'total = df["amount"].sum()\nprint("total", total)')
+        line = line_of(view, "print(total, flush=True)")
+        edit.write_text(f"{header_of(view)}\nreplace {line}:\n+print(round(total))\n")
+        assert main(["--server", url, "patch", str(edit)]) == 1
+        assert "Edit rejected" in capsys.readouterr().err
+
+        assert main(["--server", url, "--token", "wrong", "read", NOTEBOOK]) == 2
+        assert "send the server's token" in capsys.readouterr().err
+    cells = nbformat.read(root / NOTEBOOK, as_version=4).cells
+    assert cells[2].source == 'total = df["amount"].sum()\nprint("total", total)'
+    assert main(["--server", f"http://127.0.0.1:{free_port()}/", "read", NOTEBOOK]) == 2
+    assert "Cannot reach the Jupyter server" in capsys.readouterr().err

@@ -1,0 +1,82 @@
+"""The `jupyter_server_mcp.tools` entry point: what it declares, and the tools it names running
+inside a Jupyter server the way Jupyter AI's MCP server runs them (each function registered
+by its signature and docstring, here on the `mcp` SDK's `MCPServer`)."""
+
+from __future__ import annotations
+
+import importlib.metadata
+from pathlib import Path
+from typing import Any
+
+import pytest
+import tomllib
+from edit_scenario import NOTEBOOK, run_edit_scenario, write_analysis
+from mcp import Client
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+from jupyter_hashline.agent.tools import TOOL_SPECS
+from jupyter_hashline.hashline.errors import HashlineError
+from jupyter_hashline.mcp import jupyter_ai
+
+REPO = Path(__file__).resolve().parents[2]
+GROUP = "jupyter_server_mcp.tools"
+
+
+def load_tools(value: str) -> list[Any]:
+    """What jupyter-server-mcp does: load the entry point's list, import each module:function."""
+    specs = importlib.metadata.EntryPoint("jupyter_hashline", value, GROUP).load()
+    assert isinstance(specs, list) and all(isinstance(s, str) for s in specs)
+    functions = []
+    for spec in specs:
+        module, _, name = spec.rpartition(":")
+        functions.append(getattr(importlib.import_module(module), name))
+    return functions
+
+
+def test_the_entry_point_names_the_four_catalog_tools() -> None:
+    declared = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["entry-points"]
+    value = declared[GROUP]["jupyter_hashline"]
+    functions = load_tools(value)
+    assert [(f.__name__, f.__doc__) for f in functions] == [
+        (spec["name"], spec["description"]) for spec in TOOL_SPECS
+    ]
+    installed = importlib.metadata.entry_points(group=GROUP)
+    assert [ep.value for ep in installed if ep.name == "jupyter_hashline"] == [value], (
+        "reinstall the package (pip install -e .) so its metadata has the entry point"
+    )
+
+
+async def test_without_the_extension_the_tools_say_how_to_enable_it() -> None:
+    with pytest.raises(
+        ToolError, match="jupyter server extension enable jupyter_hashline"
+    ) as raised:
+        await jupyter_ai.notebook_read(NOTEBOOK)
+    assert isinstance(raised.value.__cause__, HashlineError)
+
+
+async def test_jupyter_ai_edits_through_the_running_server(
+    jp_serverapp: Any, jp_root_dir: Path
+) -> None:
+    write_analysis(jp_root_dir)
+    server = MCPServer("jupyter-ai-stand-in")
+    for function in load_tools("jupyter_hashline.mcp.jupyter_ai:TOOLS"):
+        server.add_tool(function)
+    async with Client(server) as client:
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert list(listed) == [spec["name"] for spec in TOOL_SPECS]
+        assert listed["notebook_read"].input_schema["required"] == ["path"]
+        assert set(listed["notebook_edit"].input_schema["properties"]) == {"patch", "edits"}
+
+        async def call(tool: str, arguments: dict[str, Any]) -> tuple[bool, str]:
+            result = await client.call_tool(tool, arguments)
+            return result.is_error, result.content[0].text
+
+        await run_edit_scenario(call, jp_root_dir)
+        is_error, outputs = await call("notebook_outputs", {"path": NOTEBOOK, "cell": "load-data"})
+        assert not is_error and "loaded 120 rows" in outputs
+        is_error, text = await call("notebook_read", {"path": NOTEBOOK, "offset": 0})
+        assert is_error and "offset must be a whole number >= 1" in text
+    service = jp_serverapp.web_app.settings["jupyter_hashline_service"]
+    edits = service.activity()["edits"]
+    assert len(edits) == 3 and {edit["who"] for edit in edits} == {"jupyter-ai"}

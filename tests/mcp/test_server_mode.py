@@ -1,0 +1,42 @@
+"""`jupyter-hashline mcp --server URL --token T`: the same agent story through a real Jupyter
+server process's REST API (its snapshot store, its activity feed); a wrong token is refused."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from edit_scenario import NOTEBOOK, run_edit_scenario
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from bench.server import TOKEN, LocalServer
+from jupyter_hashline.mcp import ServerBackend
+
+
+def server_mode(url: str, token: str) -> StdioServerParameters:
+    args = ["-m", "jupyter_hashline.cli", "--server", url, "--token", token, "mcp"]
+    return StdioServerParameters(command=sys.executable, args=args)
+
+
+async def test_an_mcp_client_edits_through_a_running_jupyter_server(
+    root: Path, tmp_path: Path
+) -> None:
+    with LocalServer(root, tmp_path / "home") as server:
+        url = f"http://127.0.0.1:{server.port}/"
+        async with Client(server_mode(url, TOKEN)) as client:
+
+            async def call(tool: str, arguments: dict[str, Any]) -> tuple[bool, str]:
+                result = await client.call_tool(tool, arguments)
+                return result.is_error, result.content[0].text
+
+            await run_edit_scenario(call, root)
+        stranger = ServerBackend(url, "not-the-token")
+        refused = await stranger.call("notebook_read", {"path": NOTEBOOK})
+        await stranger.aclose()
+        status, activity = server.client().request("GET", "/hashline/activity")
+    assert (refused.is_error, refused.kind) == (True, "forbidden")
+    assert "send the server's token" in refused.text
+    assert status == 200
+    assert [edit["path"] for edit in activity["edits"]] == [NOTEBOOK] * 3

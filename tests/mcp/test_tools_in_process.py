@@ -1,0 +1,116 @@
+"""The MCP server's tools on a directory, through an in-process MCP client: both edit forms,
+whole-file writes, outputs, persistence between sessions, and agent mistakes as `is_error`
+results that say what to do."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import nbformat
+from edit_scenario import NOTEBOOK, header_of, line_of
+from mcp import Client
+
+from jupyter_hashline.mcp import DirectoryBackend, build_server
+
+
+@asynccontextmanager
+async def session(root: Path, store: str | None = None) -> AsyncIterator[Any]:
+    """An MCP client connected in-process to a server on `root`; yields `call`."""
+    backend = DirectoryBackend(root, store)
+    async with Client(build_server(backend)) as client:
+
+        async def call(tool: str, arguments: dict[str, Any]) -> tuple[bool, str]:
+            result = await client.call_tool(tool, arguments)
+            return result.is_error, result.content[0].text
+
+        yield call
+    await backend.aclose()
+
+
+async def test_the_json_form_edits_like_the_edit_text(root: Path) -> None:
+    async with session(root) as call:
+        _, view = await call("notebook_read", {"path": NOTEBOOK, "cells": ["total"]})
+        tag = header_of(view)[-5:-1]
+        line = line_of(view, "print(total)")
+        edits = {"path": NOTEBOOK, "tag": tag, "edits": [
+            {"op": "replace", "start": line, "end": line, "lines": ["print(round(total))"]},
+        ]}  # fmt: skip
+        is_error, reply = await call("notebook_edit", {"edits": edits})
+        assert not is_error, reply
+        is_error, empty = await call("notebook_edit", {"edits": json.dumps({**edits, "edits": []})})
+        assert is_error
+        assert "non-empty list" in empty
+    nb = nbformat.read(root / NOTEBOOK, as_version=4)
+    assert nb.cells[2].source == 'total = df["amount"].sum()\nprint(round(total))'
+
+
+async def test_write_creates_a_notebook_that_reads_back_and_shows_outputs(root: Path) -> None:
+    content = "# %% [markdown]\n# Notes\n# %% [code]\nx = 1\n"
+    async with session(root) as call:
+        is_error, reply = await call(
+            "notebook_write", {"path": "new/notes.ipynb", "content": content}
+        )
+        assert not is_error, reply
+        _, view = await call("notebook_read", {"path": "new/notes.ipynb"})
+        assert view.split("\n")[4] == "4:x = 1"
+        is_error, outputs = await call("notebook_outputs", {"path": NOTEBOOK, "cell": "load-data"})
+        assert not is_error
+        assert "loaded 120 rows" in outputs
+    nb = nbformat.read(root / "new" / "notes.ipynb", as_version=4)
+    assert [(c.cell_type, c.source) for c in nb.cells] == [
+        ("markdown", "# Notes"),
+        ("code", "x = 1"),
+    ]
+
+
+async def test_a_second_session_on_the_same_root_knows_the_first_ones_tags(root: Path) -> None:
+    async with session(root) as call:
+        _, view = await call("notebook_read", {"path": NOTEBOOK})
+    async with session(root) as call:
+        is_error, reply = await call(
+            "notebook_edit", {"patch": f"{header_of(view)}\ninsert tail:\n+# reviewed\n"}
+        )
+    assert not is_error, reply
+    assert nbformat.read(root / NOTEBOOK, as_version=4).cells[2].source.endswith("# reviewed")
+
+
+async def test_a_memory_store_forgets_tags_when_the_session_ends(root: Path) -> None:
+    async with session(root, ":memory:") as call:
+        _, view = await call("notebook_read", {"path": NOTEBOOK})
+    async with session(root, ":memory:") as call:
+        is_error, reply = await call("notebook_edit", {"patch": f"{header_of(view)}\ndelete 2\n"})
+    assert is_error
+    assert "not from this session" in reply
+
+
+async def test_mistakes_are_error_results_that_say_what_to_do(root: Path, tmp_path: Path) -> None:
+    (tmp_path / "secret.txt").write_text("outside\n")
+    before = (root / NOTEBOOK).read_bytes()
+    async with session(root) as call:
+        cases = {
+            "escape": await call("notebook_read", {"path": "../secret.txt"}),
+            "missing": await call("notebook_read", {"path": "nope.ipynb"}),
+            "unknown tag": await call(
+                "notebook_edit", {"patch": "[analysis.ipynb#0000]\ndelete 1\n"}
+            ),
+            "syntax": await call("notebook_edit", {"patch": "replace everything"}),
+            "neither form": await call("notebook_edit", {}),
+            "wrong type": await call("notebook_read", {"path": 7}),
+            "unknown tool": await call("notebook_delete", {"path": NOTEBOOK}),
+            "no outputs": await call("notebook_outputs", {"path": NOTEBOOK, "cell": "nope"}),
+        }
+    assert all(is_error for is_error, _ in cases.values()), cases
+    texts = {name: text for name, (_, text) in cases.items()}
+    assert "outside the root" in texts["escape"]
+    assert "File not found: nope.ipynb" in texts["missing"]
+    assert "not from this session" in texts["unknown tag"]
+    assert "expected `replace N:`" in texts["syntax"]
+    assert "either 'patch'" in texts["neither form"]
+    assert "'path' must be a string" in texts["wrong type"]
+    assert "notebook_read, notebook_edit, notebook_write, notebook_outputs" in texts["unknown tool"]
+    assert "nope" in texts["no outputs"]
+    assert (root / NOTEBOOK).read_bytes() == before
