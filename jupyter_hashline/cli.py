@@ -228,7 +228,7 @@ def _simulator(args: argparse.Namespace) -> int:
 
 
 def _positive(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:  # not "³" or "٣"
         raise argparse.ArgumentTypeError(f"expected a whole number >= 1, not {text!r}")
     return int(text)
 
