@@ -64,6 +64,11 @@ def parse_patch(patch: PatchInput | PatchSection) -> list[PatchSection]:
         return parse_text_patch(patch)
     if isinstance(patch, Mapping):
         return parse_json_patch(patch)
+    if not isinstance(patch, Sequence):
+        raise PatchSyntaxError(
+            f"The edit is a {type(patch).__name__}; send the edit text, or the JSON form: "
+            "an object {'path', 'tag', 'edits'} or a list of those."
+        )
     items = list(patch)
     if items and all(isinstance(item, PatchSection) for item in items):
         return [item for item in items if isinstance(item, PatchSection)]
@@ -76,6 +81,11 @@ _JSON_LIST_START = re.compile(r"\[\s*[{\]]")
 def _load_json(text: str) -> object:
     try:
         return json.loads(text)
+    except RecursionError:
+        raise PatchSyntaxError(
+            "The edit looks like JSON but is nested too deeply to parse. Send the JSON form "
+            "({'path', 'tag', 'edits'} or a list of those) or the text form."
+        ) from None
     except json.JSONDecodeError as err:
         raise PatchSyntaxError(
             f"The edit looks like JSON but does not parse: {err.msg} at line {err.lineno} "

@@ -10,7 +10,9 @@ Invariants:
 - Every rejection leaves files untouched and records the live text, so its tag becomes known.
 - A multi-file patch is prepared completely (read, checked, applied in memory) before the first
   write; a write failing midway raises `PartialWriteError` saying which files landed.
-- The store records the text a write reports as landed, not the text intended.
+- The store records the text a write reports as landed, not the text intended. A store that
+  fails after the write landed (locked, broken) turns into a warning on the result, never into
+  an error that would tell the agent nothing changed.
 - BOM and line endings are restored on write unless the filesystem serves a normalized view.
 - No NUL is ever written; files over `max_file_bytes` and patches over `max_patch_bytes` are
   refused before any work.
@@ -22,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from enum import Enum
@@ -35,6 +37,7 @@ from .errors import (
     HashlineError,
     NotFoundError,
     NotTextError,
+    PatchSyntaxError,
     RepeatedNoOpError,
     StaleTagError,
     TooLargeError,
@@ -257,7 +260,7 @@ class Patcher:
         elif isinstance(patch, (list, tuple)) and patch and isinstance(patch[0], PatchSection):
             text = json.dumps([cast(PatchSection, s).to_json() for s in patch])
         else:
-            text = json.dumps(patch, default=str)
+            text = _json_text(patch)
         if len(text) <= self.max_patch_bytes // 4:  # no UTF-8 text can be over: skip encoding
             return
         size = len(text.encode("utf-8", "surrogatepass"))
@@ -406,10 +409,10 @@ class Patcher:
             if not write_notes:
                 warnings.append(_landed_differs(live.path))
             seen = set()
-        tag = self.store.record(live.key, landed)
         new_lines = split_lines(landed)
         preview = build_preview(new_lines, applied.regions)
-        self.store.record_seen_lines(live.key, tag, seen | preview.lines)
+        tag, note = self._record_landed(live.path, live.key, landed, seen | preview.lines)
+        warnings.extend(note)
         return SectionResult(
             path=live.path,
             op=SectionOp.UPDATE,
@@ -423,6 +426,21 @@ class Patcher:
             preview=preview.text,
             banner=item.banner,
         )
+
+    def _record_landed(
+        self, path: str, key: str, landed: str, seen: Iterable[int]
+    ) -> tuple[str, tuple[str, ...]]:
+        """Record the text a write landed; a store failure now must not turn the landed write
+        into an error (the agent would be told nothing changed), so it becomes a warning."""
+        try:
+            tag = self.store.record(key, landed)
+            self.store.record_seen_lines(key, tag, seen)
+        except Exception as err:
+            reason = (
+                err.message if isinstance(err, HashlineError) else f"{type(err).__name__}: {err}"
+            )
+            return section_tag(landed), (_unrecorded(path, reason),)
+        return tag, ()
 
     async def _land(self, path: str, text: str, live: _Live | None) -> tuple[str, tuple[str, ...]]:
         """Write `text` (normalized) with the file's BOM/eol; return the normalized landed text
@@ -456,15 +474,12 @@ class Patcher:
         if preflight is not None:
             await preflight(path)
         landed, write_notes = await self._land(path, text, live)
-        tag = self.store.record(key, landed)
         lines = split_lines(landed)
         intended = split_lines(text)
-        self.store.record_seen_lines(
-            key,
-            tag,
-            [i + 1 for i, row in enumerate(lines) if i < len(intended) and row == intended[i]],
-        )
+        kept = [i + 1 for i, row in enumerate(lines) if i < len(intended) and row == intended[i]]
+        tag, note = self._record_landed(path, key, landed, kept)
         warnings = write_notes or (() if landed == text else (_landed_differs(path),))
+        warnings = (*warnings, *note)
         preview = build_preview(lines, [(1, len(lines))], context=0, max_rows=10)
         op = SectionOp.CREATE if live is None else SectionOp.UPDATE
         section = SectionResult(
@@ -599,6 +614,25 @@ def _landed_differs(path: str) -> str:
         f"{path} as saved differs from your edit (the storage rewrote it, e.g. format-on-save or "
         "notebook normalization); the header and preview show the saved text: re-read before "
         "editing lines you did not see here."
+    )
+
+
+def _json_text(patch: object) -> str:
+    """A JSON-form patch as JSON text; a value JSON cannot express is a syntax error."""
+    try:
+        return json.dumps(patch, default=str)
+    except (TypeError, ValueError, RecursionError) as err:
+        raise PatchSyntaxError(
+            f"The edit is not plain JSON data ({type(err).__name__}: {err}). Send the edit text "
+            "or the JSON form: {'path', 'tag', 'edits'} or a list of those."
+        ) from None
+
+
+def _unrecorded(path: str, reason: str) -> str:
+    return (
+        f"{path} WAS written, but the snapshot store could not record the new text ({reason}). "
+        f"Do not resend this edit: re-read {path} before editing it again (the header above "
+        "may be unknown to the server)."
     )
 
 

@@ -90,6 +90,12 @@ def load_notebook(raw: str, path: str = "notebook") -> LoadedNotebook:
         return LoadedNotebook(raw, _converted(raw, data["nbformat"], path))
     if not isinstance(data.get("cells"), list):
         raise InvalidNotebookError(f"{path} is not a readable notebook: it has no `cells` list.")
+    odd = next((n for n, cell in enumerate(data["cells"]) if not isinstance(cell, dict)), None)
+    if odd is not None:
+        raise InvalidNotebookError(
+            f"{path} is not a readable notebook: cell {odd + 1} is not a JSON object. Repair the "
+            "file (or restore it from version control), then read it again."
+        )
     rejoin_lines(data)
     return LoadedNotebook(raw, data)
 

@@ -1,7 +1,9 @@
 """Parse REST request inputs (query arguments, JSON bodies) into typed requests.
 
 Pure: no tornado, no I/O. Every malformed input is a `BadRequestError` whose message says
-which field is wrong and what to send instead; `TooLargeError` for oversized bodies.
+which field is wrong and what to send instead (bodies nested deeper than `MAX_JSON_DEPTH`
+included, so nothing recurses near the interpreter's limit later); `TooLargeError` for
+oversized bodies.
 The shapes mirror `rest_schema.json`.
 """
 
@@ -16,6 +18,10 @@ from ..hashline.errors import TooLargeError
 from .errors import BadRequestError
 
 QueryArgs = Mapping[str, list[bytes]]
+MAX_JSON_DEPTH = 64
+"""Deepest nesting of arrays/objects a request body may have: every hashline request fits
+in a few levels, and a bound keeps parsing and re-serializing (session snapshots are served
+back) far from the interpreter's recursion limit."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +78,7 @@ def _positive_int(args: QueryArgs, name: str) -> int | None:
     value = _one(args, name)
     if value is None or value == "":
         return None
-    if not value.isdigit() or int(value) < 1:
+    if not (value.isascii() and value.isdigit()) or int(value) < 1:  # not "³" or "٣"
         raise BadRequestError(
             f"Query argument {name!r} must be a whole number >= 1, not {value!r}."
         )
@@ -111,11 +117,34 @@ def json_object(body: bytes, max_bytes: int) -> dict[str, Any]:
         )
     try:
         value = json.loads(body or b"null")
+    except RecursionError:  # nested past the interpreter's own limit
+        raise _too_deep() from None
     except (ValueError, UnicodeDecodeError) as err:
         raise BadRequestError(f"The request body is not valid JSON: {err}.") from None
     if not isinstance(value, dict):
         raise BadRequestError("The request body must be a JSON object.")
+    _check_depth(value, MAX_JSON_DEPTH)
     return value
+
+
+def _too_deep() -> BadRequestError:
+    return BadRequestError(
+        f"The request body is nested more than {MAX_JSON_DEPTH} levels deep; no hashline "
+        "request needs that. Send a flatter JSON body."
+    )
+
+
+def _check_depth(value: object, limit: int) -> None:
+    """Refuse JSON nested deeper than `limit` arrays/objects (iteratively: no recursion)."""
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if not isinstance(item, (dict, list)):
+            continue
+        if depth >= limit:
+            raise _too_deep()
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((child, depth + 1) for child in children)
 
 
 def _string_field(body: Mapping[str, Any], name: str) -> str:

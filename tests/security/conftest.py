@@ -1,0 +1,26 @@
+"""Security tests: authentication, XSRF, path confinement, overlays, REST fuzzing (issue 13).
+
+The REST fixtures come from tests/reliability/rel_fixtures.py (which needs tests/server's
+helpers on the path).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+TESTS = Path(__file__).resolve().parent.parent
+for folder in (TESTS / "server", TESTS / "reliability"):
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
+
+from rel_fixtures import api, hashline_config, jp_server_config  # noqa: E402
+
+__all__ = ["api", "hashline_config", "jp_server_config"]
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    from faultkit import print_tally
+
+    print_tally(terminalreporter)
