@@ -1,0 +1,126 @@
+"""`jupyter-hashline demo` / `make demo`: the first example's story in the terminal, offline."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jupyter_hashline import demo
+from jupyter_hashline.demo import Exchange, exchanges, find_row, latest_tag, line_of
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def check_story(out: str) -> None:
+    assert "Offline: the provider simulator at http://127.0.0.1:" in out
+    assert out.count("user: ") == len(demo.STORY_PROMPTS)
+    assert "agent calls notebook_read" in out
+    assert "agent calls notebook_edit with the patch:" in out
+    assert "insert after 26:" in out and "] updated" in out
+    assert "error reply" not in out
+    assert "+++ sales_analysis.ipynb (after)" in out and "+## Totals by region" in out
+    assert "Three zones: prefix" in out and "Rebuild audit: no rebuilds" in out
+    assert "Cache: hit ratio" in out and "misses: 0 (none)" in out
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai", "deepseek"])
+def test_demo_main_tells_the_story(provider: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert demo.main(["--provider", provider]) == 0
+    check_story(capsys.readouterr().out)
+
+
+def test_demo_leaves_its_edits_where_the_diff_says(tmp_path: Path) -> None:
+    session = asyncio.run(demo.tell_story(tmp_path))
+    assert session.zones.ledger.hit_ratio() > 0.5
+    assert session.snapshot()["edits"][0]["cells"] == ["summary"]
+    text = (tmp_path / "sales_analysis.ipynb").read_text()
+    assert "best month:" in text and "by_region" in text
+
+
+def test_jupyter_hashline_demo_command() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "jupyter_hashline.cli", "demo"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    check_story(done.stdout)
+
+
+def test_make_demo_runs_the_demo() -> None:
+    dry = subprocess.run(
+        ["make", "--no-print-directory", "-n", "demo"], cwd=REPO, capture_output=True, text=True
+    )
+    assert dry.returncode == 0, dry.stderr
+    assert ".venv/bin/jupyter-hashline demo" in dry.stdout
+
+
+MESSAGES = [
+    {"role": "user", "content": "go"},
+    {
+        "role": "assistant",
+        "content": [
+            {"type": "tool_use", "id": "t1", "name": "notebook_read", "input": {"path": "a.ipynb"}}
+        ],
+    },
+    {
+        "role": "user",
+        "content": [
+            {
+                "type": "tool_result",
+                "tool_use_id": "t1",
+                "content": "[a.ipynb#12AB]\n1:x = 1\n2:totals\n",
+            }
+        ],
+    },
+    {
+        "role": "assistant",
+        "content": [
+            {
+                "type": "tool_use",
+                "id": "t2",
+                "name": "notebook_edit",
+                "input": {"patch": "[a.ipynb#12AB]\ndelete 1\n"},
+            }
+        ],
+    },
+    {
+        "role": "user",
+        "content": [
+            {
+                "type": "tool_result",
+                "tool_use_id": "t2",
+                "content": "Edit rejected ... Current header: [a.ipynb#9F00]\n 4:totals = {}\n",
+                "is_error": True,
+            }
+        ],
+    },
+]
+
+
+def test_scripted_agent_reads_headers_and_rows_from_its_context() -> None:
+    assert latest_tag(MESSAGES, "a.ipynb") == "9F00"  # the newest header it was shown
+    assert line_of(MESSAGES, "totals") == 2  # whole-line match: "totals = {}" is not it
+    assert find_row(MESSAGES, "x =", prefix=True) == (1, "x = 1")
+    # a rejection's context rows (" 4:", "*4:") are not read rows: the agent must re-read
+    assert find_row(MESSAGES, "totals", prefix=True) == (2, "totals")
+    with pytest.raises(LookupError, match="read it first"):
+        latest_tag(MESSAGES, "b.ipynb")
+    with pytest.raises(LookupError, match="never shown the line"):
+        line_of(MESSAGES, "y = 2")
+
+
+def test_exchanges_pair_calls_with_their_replies() -> None:
+    calls = exchanges(MESSAGES)
+    assert [c.tool for c in calls] == ["notebook_read", "notebook_edit"]
+    assert calls[0] == Exchange("notebook_read", {"path": "a.ipynb"}, calls[0].reply, False)
+    assert calls[1].is_error and calls[1].reply.startswith("Edit rejected")
+    text = calls[1].to_text()
+    assert text.startswith("agent calls notebook_edit with the patch:\n    [a.ipynb#12AB]")
+    assert "error reply:\n    Edit rejected" in text
+    assert calls[0].to_text().startswith('agent calls notebook_read(path="a.ipynb")')
