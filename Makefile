@@ -64,8 +64,8 @@ demo: dev
 	$(BIN)/jupyter-hashline demo
 
 lint: dev
-	$(BIN)/ruff check jupyter_hashline tests bench
-	$(BIN)/ruff format --check jupyter_hashline tests bench
+	$(BIN)/ruff check jupyter_hashline tests bench scripts
+	$(BIN)/ruff format --check jupyter_hashline tests bench scripts
 	$(BIN)/mypy
 
 # Browser tests drive Debian's Chromium (Playwright cannot download browsers here). As root

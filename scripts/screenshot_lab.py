@@ -17,10 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,83 +30,13 @@ if TYPE_CHECKING:
     from playwright.sync_api import Page
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+from scripts.labrun import CHROMIUM_ARGS, LabFailed, start_lab, stop  # noqa: E402
+
+LABEXTENSION = REPO / "jupyter_hashline" / "labextension"
 EXAMPLE = "agent_edits_notebook.ipynb"
 SIDEBAR_ID = "jupyter-hashline-sidebar"
 TOKEN = "hashline-screenshot"
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--no-first-run",
-]  # fmt: skip
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def lab_environment(home: Path) -> dict[str, str]:
-    """Config, data, runtime dirs under `home`; the built sidebar first on JUPYTER_PATH."""
-    built = REPO / "jupyter_hashline" / "labextension"
-    if not (built / "package.json").is_file():
-        raise SystemExit("the sidebar is not built: run `make labextension` (or `make dev`)")
-    extensions = home / "jupyter-path" / "labextensions"
-    extensions.mkdir(parents=True)
-    (extensions / "jupyter-hashline").symlink_to(built, target_is_directory=True)
-    config = home / "config"
-    (config / "labconfig").mkdir(parents=True)
-    enable = {"ServerApp": {"jpserver_extensions": {"jupyter_hashline": True}}}
-    (config / "jupyter_server_config.json").write_text(json.dumps(enable))
-    quiet = {
-        "@jupyterlab/apputils-extension:notification": {
-            "fetchNews": "false",
-            "checkForUpdates": False,
-        }
-    }
-    (config / "labconfig" / "default_setting_overrides.json").write_text(json.dumps(quiet))
-    return dict(
-        os.environ,
-        JUPYTER_CONFIG_DIR=str(config),
-        JUPYTER_DATA_DIR=str(home / "data"),
-        JUPYTER_RUNTIME_DIR=str(home / "runtime"),
-        JUPYTER_PATH=str(home / "jupyter-path"),
-    )
-
-
-def start_lab(root: Path, home: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
-    args = [
-        sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ip=127.0.0.1",
-        f"--port={port}", "--ServerApp.port_retries=0", f"--ServerApp.root_dir={root}",
-        f"--IdentityProvider.token={TOKEN}", f"--LabApp.workspaces_dir={home / 'workspaces'}",
-        f"--LabApp.user_settings_dir={home / 'settings'}",
-    ]  # fmt: skip
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            args, env=lab_environment(home), stdout=out, stderr=subprocess.STDOUT
-        )
-    url = f"http://127.0.0.1:{port}/"
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"JupyterLab exited:\n{log.read_text()[-3000:]}")
-        try:
-            with urllib.request.urlopen(f"{url}api/status?token={TOKEN}", timeout=2):
-                return proc, url
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            time.sleep(0.3)
-    proc.terminate()
-    raise SystemExit(f"JupyterLab did not start in time:\n{log.read_text()[-3000:]}")
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
 
 def shoot(url: str, chromium: str, out: Path) -> None:
@@ -171,9 +98,15 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="hashline-lab-shot-") as tmp:
         root, home = Path(tmp, "examples"), Path(tmp, "home")
         root.mkdir()
+        home.mkdir()
         for name in (EXAMPLE, "sales_analysis.ipynb"):
             shutil.copyfile(REPO / "examples" / name, root / name)
-        proc, url = start_lab(root, home, Path(tmp, "lab.log"))
+        if not (LABEXTENSION / "package.json").is_file():
+            raise SystemExit("the sidebar is not built: run `make labextension` (or `make dev`)")
+        try:
+            proc, url = start_lab(root, home, Path(tmp, "lab.log"), TOKEN, LABEXTENSION)
+        except LabFailed as err:
+            raise SystemExit(str(err)) from None
         try:
             shoot(url, args.chromium, args.out)
         finally:

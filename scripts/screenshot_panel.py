@@ -34,21 +34,15 @@ from typing import Any
 import nbformat
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+from scripts.labrun import CHROMIUM_ARGS  # noqa: E402
+
 NOTEBOOK = REPO / "examples" / "panel_demo.ipynb"
 ARTIFACTS = REPO / "artifacts"
 NPM_PACKAGES = ("@jupyter-widgets/html-manager@1.0.15", "requirejs@2.3.8")
 RENDERER = "npm/node_modules/@jupyter-widgets/html-manager/dist/embed-amd.js"
 REQUIRE = "npm/node_modules/requirejs/require.js"
 PANEL = ".hashline-zones-panel"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 
 class StepFailed(RuntimeError):

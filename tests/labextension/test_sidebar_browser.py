@@ -27,16 +27,14 @@ from typing import Any
 import nbformat
 import pytest
 
+from scripts.labrun import CHROMIUM_ARGS, start_lab, stop
+
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "artifacts"
 TOKEN = "hashline-sidebar-test"
 CELLS = 30
 SIDEBAR_ID = "jupyter-hashline-sidebar"
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--no-first-run",
-]  # fmt: skip
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,12 +55,6 @@ class Lab:
             return json.loads(response.read())
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def write_notebook(path: Path) -> None:
     cells = [nbformat.v4.new_markdown_cell("# Sidebar test notebook")]
     cells[0]["id"] = "title"
@@ -79,72 +71,19 @@ def write_notebook(path: Path) -> None:
     path.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
 
 
-def lab_environment(home: Path, labextension: Path) -> dict[str, str]:
-    """Config, data and runtime dirs under `home`; the built sidebar on JUPYTER_PATH."""
-    extensions = home / "jupyter-path" / "labextensions"
-    extensions.mkdir(parents=True)
-    (extensions / "jupyter-hashline").symlink_to(labextension, target_is_directory=True)
-    config = home / "config"
-    (config / "labconfig").mkdir(parents=True)
-    enable = {"ServerApp": {"jpserver_extensions": {"jupyter_hashline": True}}}
-    (config / "jupyter_server_config.json").write_text(json.dumps(enable))
-    # No "news" notice and no update check: the page stays offline and uncluttered.
-    overrides = {
-        "@jupyterlab/apputils-extension:notification": {
-            "fetchNews": "false",
-            "checkForUpdates": False,
-        }
-    }
-    (config / "labconfig" / "default_setting_overrides.json").write_text(json.dumps(overrides))
-    return dict(
-        os.environ,
-        JUPYTER_CONFIG_DIR=str(config),
-        JUPYTER_DATA_DIR=str(home / "data"),
-        JUPYTER_RUNTIME_DIR=str(home / "runtime"),
-        JUPYTER_PATH=str(home / "jupyter-path"),
-    )
-
-
-def wait_ready(url: str, proc: subprocess.Popen[bytes], log: Path, deadline: float) -> None:
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"JupyterLab exited:\n{log.read_text()[-3000:]}")
-        try:
-            with urllib.request.urlopen(f"{url}api/status?token={TOKEN}", timeout=2):
-                return
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            time.sleep(0.2)
-    raise AssertionError(f"JupyterLab did not start in time:\n{log.read_text()[-3000:]}")
-
-
 @pytest.fixture
 def lab(tmp_path: Path, built_labextension: Path) -> Iterator[Lab]:
     root = tmp_path / "root"
     root.mkdir()
     write_notebook(root / "analysis.ipynb")
     home = tmp_path / "home"
-    env = lab_environment(home, built_labextension)
-    port = free_port()
+    home.mkdir()
     log = tmp_path / "lab.log"
-    args = [
-        sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ip=127.0.0.1",
-        f"--port={port}", "--ServerApp.port_retries=0", f"--ServerApp.root_dir={root}",
-        f"--IdentityProvider.token={TOKEN}", f"--LabApp.workspaces_dir={home / 'workspaces'}",
-        f"--LabApp.user_settings_dir={home / 'settings'}",
-    ]  # fmt: skip
-    with log.open("wb") as out:
-        proc = subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/"
+    proc, url = start_lab(root, home, log, TOKEN, built_labextension, timeout_s=60)
     try:
-        wait_ready(url, proc, log, time.monotonic() + 60)
         yield Lab(url=url, root=root, log=log)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
 def line_of(view: str, text: str) -> int:

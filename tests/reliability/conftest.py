@@ -1,6 +1,6 @@
 """Reliability tests: faults, bad input, limits and load (issue 13).
 
-The REST fixtures come from rel_fixtures.py (which needs tests/server's helpers on the path).
+The REST fixtures are tests/server's (server_fixtures.py), put on the path below.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ for folder in (HERE.parent / "server", HERE):
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))
 
-from rel_fixtures import api, hashline_config, jp_server_config  # noqa: E402
+from server_fixtures import api, hashline_config, jp_server_config  # noqa: E402
 
 __all__ = ["api", "hashline_config", "jp_server_config"]
 

@@ -1,7 +1,6 @@
 """Security tests: authentication, XSRF, path confinement, overlays, REST fuzzing (issue 13).
 
-The REST fixtures come from tests/reliability/rel_fixtures.py (which needs tests/server's
-helpers on the path).
+The REST fixtures are tests/server's (server_fixtures.py), put on the path below.
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ for folder in (TESTS / "server", TESTS / "reliability"):
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))
 
-from rel_fixtures import api, hashline_config, jp_server_config  # noqa: E402
+from server_fixtures import api, hashline_config, jp_server_config  # noqa: E402
 
 __all__ = ["api", "hashline_config", "jp_server_config"]
 

@@ -16,16 +16,8 @@ from hashline_api import write_notebook
 from playwright.sync_api import expect, sync_playwright
 
 from bench.server import TOKEN, Client, LocalServer
+from scripts.labrun import CHROMIUM_ARGS
 
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 NEWS_OFF = '{"fetchNews": "false", "checkForUpdates": false}'
 
 

@@ -1,23 +1,18 @@
-"""Server fixtures shared by tests/reliability and tests/security.
+"""The REST test fixtures: a Jupyter server with jupyter_hashline enabled, authentication
+required, and `api` to call the REST API with every body schema-checked.
 
-The server tests' helpers (`hashline_api`: the REST schema, a named test user, notebooks on
-disk) live in tests/server; the conftests of these directories put that folder on `sys.path`
-and import the fixtures below, so every REST test here runs against the same kind of server
-as tests/server: jupyter_hashline enabled, authentication required, every body schema-checked.
-"""
+tests/server's conftest uses them; tests/reliability and tests/security import them too (their
+conftests put this folder on `sys.path`), so every REST test runs against the same server."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 from hashline_api import Api, Fetch, NamedUserProvider, check_schema
 from tornado.httpclient import HTTPClientError
 from traitlets.config import Config
-
-SERVER_TESTS = Path(__file__).resolve().parent.parent / "server"
 
 
 @pytest.fixture
@@ -45,8 +40,11 @@ def jp_server_config(hashline_config: dict[str, Any]) -> Config:
 
 @pytest.fixture
 def api(jp_fetch: Fetch) -> Api:
-    """Call `hashline/<route>`: (status, JSON body); error bodies are checked against the
-    schema's ErrorResponse, success bodies against the definition named by `schema`."""
+    """Call `hashline/<route>`; returns (status, JSON body) for successes and errors alike.
+
+    Every body is checked against the REST schema: errors against ErrorResponse, successes
+    against the definition named by `schema`.
+    """
 
     async def call(
         route: str,
