@@ -202,12 +202,7 @@ class ContentsFilesystem(Filesystem):
     def _model(self, path: str, content: str) -> dict[str, Any]:
         if not path.endswith(".ipynb"):
             return {"type": "file", "format": "text", "content": content}
-        try:
-            notebook = json.loads(content)
-        except ValueError as err:
-            raise InvalidNotebookError(f"{path}: the notebook text is not JSON ({err}).") from err
-        if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
-            raise InvalidNotebookError(f"{path}: the text is not a notebook (no `cells` list).")
+        notebook = parse_notebook_text(path, content)
         # The model a contents manager expects is what nbformat.reads gives: multi-line strings
         # joined (jupytext's save hooks, for one, need str sources).
         return {"type": "notebook", "format": "json", "content": rejoin_lines(notebook)}
@@ -235,3 +230,14 @@ class ContentsFilesystem(Filesystem):
                 f"{path} is larger than this server's file limit ({limit} bytes); "
                 "it cannot be read or edited through hashline."
             )
+
+
+def parse_notebook_text(path: str, content: str) -> dict[str, Any]:
+    """The JSON object of a notebook file's text, or `InvalidNotebookError` saying why not."""
+    try:
+        notebook = json.loads(content)
+    except ValueError as err:
+        raise InvalidNotebookError(f"{path}: the notebook text is not JSON ({err}).") from err
+    if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
+        raise InvalidNotebookError(f"{path}: the text is not a notebook (no `cells` list).")
+    return notebook

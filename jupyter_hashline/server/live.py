@@ -25,15 +25,13 @@ Invariants:
 
 from __future__ import annotations
 
-import json
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from ..hashline.errors import InvalidNotebookError
 from ..hashline.filesystem import Filesystem, WriteResult
 from ..notebook import NotebookFilesystem, is_notebook_path, serialize_notebook
-from .contents_fs import ContentsFilesystem
+from .contents_fs import ContentsFilesystem, parse_notebook_text
 from .live_apply import LiveDocumentChanged, apply_to_live
 from .live_rooms import LiveRoom, RoomFinder
 
@@ -100,7 +98,7 @@ class LiveContentsFilesystem(Filesystem):
             or served.state != live.document.ydoc.get_state()
         ):
             raise LiveDocumentChanged(resolved)
-        apply_to_live(live.document, served.nb, _parse(resolved, content), resolved)
+        apply_to_live(live.document, served.nb, parse_notebook_text(resolved, content), resolved)
         saved = await live.save()
         landed = await self.contents.read_text(resolved)
         return WriteResult(landed, () if saved else (NOT_SAVED,))
@@ -127,16 +125,6 @@ class LiveContentsFilesystem(Filesystem):
         while len(self._served) > self._cache_size:
             self._served.popitem(last=False)
         return served
-
-
-def _parse(path: str, content: str) -> dict[str, Any]:
-    try:
-        notebook = json.loads(content)
-    except ValueError as err:
-        raise InvalidNotebookError(f"{path}: the notebook text is not JSON ({err}).") from err
-    if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
-        raise InvalidNotebookError(f"{path}: the text is not a notebook (no `cells` list).")
-    return notebook
 
 
 class LiveNotebookFilesystem(NotebookFilesystem):

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+import pytest
 
 NOTEBOOK = "analysis.ipynb"
 Call = Callable[[str, dict[str, Any]], Awaitable[tuple[bool, str]]]
@@ -129,3 +130,26 @@ def check_final_notebook(root: Path) -> None:
     assert load.execution_count == 1
     assert load.outputs[0]["text"] == "loaded 120 rows\n"
     assert nb.metadata["kernelspec"]["name"] == "python3"
+
+
+# -- fixtures shared by tests/mcp and tests/cli (their conftests import these) ----------------
+
+
+@pytest.fixture(autouse=True)
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """`JUPYTER_DATA_DIR` for this test (and the processes it starts), where the default
+    snapshot store lives; no store or token comes in from the environment."""
+    folder = tmp_path / "jupyter-data"
+    monkeypatch.setenv("JUPYTER_DATA_DIR", str(folder))
+    monkeypatch.delenv("JUPYTER_HASHLINE_STORE", raising=False)
+    monkeypatch.delenv("JUPYTER_TOKEN", raising=False)
+    return folder
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    """A root directory holding analysis.ipynb."""
+    folder = tmp_path / "root"
+    folder.mkdir()
+    write_analysis(folder)
+    return folder
