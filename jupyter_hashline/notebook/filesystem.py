@@ -165,6 +165,10 @@ class NotebookFilesystem(Filesystem):
 
     def select_cells(self, path: str, text: str, cell_ids: tuple[str, ...]) -> frozenset[int]:
         """The line numbers of the named cells (marker and source) in the projection `text`."""
+        if not is_notebook_path(path):
+            raise AnchorError(
+                f"{path} is not a notebook, so it has no cells; read it with offset/limit."
+            )
         if not self.hashline:
             raise HashlineError(
                 f"`cells` needs the hashline projection; {path} is shown as {self.projection}. "

@@ -54,6 +54,7 @@ async def test_read_notebook_partial_and_by_cell(api: Api, jp_root_dir: Path) ->
         ({"path": ".hidden.py"}, 403, "hidden_path"),
         ({"path": "demo.py", "offset": "x"}, 400, "bad_request"),
         ({"path": "nb.ipynb", "cells": "nope"}, 400, "bad_anchor"),
+        ({"path": "demo.py", "cells": "cell-1"}, 400, "bad_anchor"),  # a text file has no cells
         ({"path": "binary.bin"}, 415, "not_text"),
     ],
 )
