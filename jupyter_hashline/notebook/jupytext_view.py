@@ -7,6 +7,9 @@ Invariants:
   (jupytext's own `combine_inputs_with_outputs`); the result is always storable: a notebook
   older than 4.5 whose cells gained ids is upgraded to 4.5, every cell keeping or getting an id.
 - `nb` is never modified.
+- jupytext is imported only when a jupytext projection is used: importing it loads
+  jupyter_server and tornado (its contents manager), which the notebook layer must not pull in
+  for the default hashline projection.
 """
 
 from __future__ import annotations
@@ -16,9 +19,6 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-import jupytext
-from jupytext.combine import combine_inputs_with_outputs
-from jupytext.formats import long_form_one_format
 from nbformat import from_dict
 
 from ..hashline.errors import InvalidNotebookError
@@ -29,6 +29,8 @@ Notebook = dict[str, Any]
 
 def check_format(fmt: str) -> str:
     """`fmt` if jupytext knows it, else a clear error naming some that work."""
+    from jupytext.formats import long_form_one_format
+
     try:
         known = long_form_one_format(fmt).get("extension") not in (None, ".ipynb")
     except Exception:
@@ -42,11 +44,16 @@ def check_format(fmt: str) -> str:
 
 
 def jupytext_text(nb: Mapping[str, Any], fmt: str) -> str:
+    import jupytext
+
     return str(jupytext.writes(from_dict(copy.deepcopy(dict(nb))), fmt=fmt))
 
 
 def merge_jupytext(nb: Mapping[str, Any], text: str, fmt: str) -> tuple[Notebook, list[str]]:
     """The notebook `text` (in jupytext format `fmt`) describes, with `nb`'s outputs kept."""
+    import jupytext
+    from jupytext.combine import combine_inputs_with_outputs
+
     try:
         source = jupytext.reads(text, fmt=fmt)
     except Exception as err:
