@@ -25,8 +25,9 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..hashline.errors import AnchorError, HashlineError, InvalidNotebookError, is_not_found
+from ..hashline.errors import AnchorError, HashlineError, is_not_found
 from ..hashline.filesystem import Filesystem, LineRebase, RebaseRefusal, WriteResult
+from .errors import InvalidNotebookError
 from .ids import IdSource
 from .jupytext_view import check_format, jupytext_text, merge_jupytext
 from .loading import LoadedNotebook, changed_cells_problem, load_notebook, notebook_problem

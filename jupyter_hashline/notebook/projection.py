@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..hashline.errors import InvalidNotebookError
+from .errors import InvalidNotebookError
 from .ids import display_ids
 
 MARKER_PREFIX = "# %%"

@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..agent.activity import ActivityLog
+from ..hashline.locks import PathLocks
 from ..hashline.parse import parse_patch
 from ..hashline.patcher import Patcher
 from ..hashline.results import PartialWriteError, PatchResult
@@ -30,7 +31,6 @@ from .config import HashlineSettings
 from .contents_fs import ContentsFilesystem
 from .live import LiveContentsFilesystem, LiveDocumentChanged, LiveNotebookFilesystem
 from .live_rooms import RoomFinder
-from .locks import PathLocks
 from .requests import OutputsRequest, PatchRequest, ReadRequest, SessionPost, WriteRequest
 from .sessions import SessionRegistry
 

@@ -37,7 +37,6 @@ EXPORTED = {
     "HashlineError",
     "InMemoryFilesystem",
     "InMemorySnapshotStore",
-    "InvalidNotebookError",
     "LineRebase",
     "LineRebaser",
     "Normalized",

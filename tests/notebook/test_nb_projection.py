@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from nb_strategies import LINE_PIECES, notebooks
 
-from jupyter_hashline.hashline.errors import InvalidNotebookError
 from jupyter_hashline.notebook import merge_projection, parse_projection, project_notebook
+from jupyter_hashline.notebook.errors import InvalidNotebookError
 from jupyter_hashline.notebook.ids import display_ids
 from jupyter_hashline.notebook.projection import escape_source, unescape_source
 

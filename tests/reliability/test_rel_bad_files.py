@@ -23,12 +23,11 @@ from jupyter_hashline.hashline import (
     DiskFilesystem,
     HashlineError,
     InMemorySnapshotStore,
-    InvalidNotebookError,
     NotTextError,
     Patcher,
     section_tag,
 )
-from jupyter_hashline.notebook import NotebookFilesystem
+from jupyter_hashline.notebook import InvalidNotebookError, NotebookFilesystem
 
 
 def engine(root: Path) -> Patcher:

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jupyter_hashline.agent.activity import ActivityLog, touched_cells, unified_diff
+from jupyter_hashline.hashline.locks import PathLocks
 from jupyter_hashline.server.errors import BadRequestError, SessionNotFoundError
-from jupyter_hashline.server.locks import PathLocks
 from jupyter_hashline.server.sessions import SessionRegistry
 
 NB_BEFORE = (

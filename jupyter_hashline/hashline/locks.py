@@ -1,9 +1,10 @@
-"""Per-path serialization for the server: one asyncio lock per canonical path.
+"""Per-path serialization: one asyncio lock per store key (canonical path).
 
-Why the server needs its own locks on top of the patcher's: the contents manager writes files
-in place (jupyter_server's `atomic_writing` keeps a backup, it does not rename a temp file), so
-a read running while a save is under way can see a half-written file. Holding the path's lock
-for reads as well as writes means a request never sees another request's save in progress.
+One table serves a whole process: the application layer creates it and hands it to every
+patcher (one per agent), so reads, outputs, edits and writes of one file are serialized
+whoever sends them. Reads hold the lock too: a storage that writes in place (jupyter_server's
+contents manager keeps a backup, it does not rename a temp file) could otherwise show a read a
+half-written file.
 
 Invariants:
 - Holding `hold(paths)` excludes every other holder of any of those paths.
