@@ -46,6 +46,7 @@ class HashlineSettings:
     store_path: str = ""
     activity_limit: int = 200
     max_sessions: int = 64
+    server_mcp_tools: tuple[str, ...] = ("notebook_read", "notebook_outputs", "notebook_edit")
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,6 +3,7 @@ server process's REST API (its snapshot store, its activity feed); a wrong token
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from bench.server import TOKEN, LocalServer
-from jupyter_hashline.mcp import ServerBackend
+from jupyter_hashline.tools import RestWorkspace, run_tool
 
 
 def server_mode(url: str, token: str) -> StdioServerParameters:
@@ -32,11 +33,14 @@ async def test_an_mcp_client_edits_through_a_running_jupyter_server(
                 return result.is_error, result.content[0].text
 
             await run_edit_scenario(call, root)
-        stranger = ServerBackend(url, "not-the-token")
-        refused = await stranger.call("notebook_read", {"path": NOTEBOOK})
+        stranger = RestWorkspace(url, "not-the-token")
+        refused = await run_tool(stranger, "notebook_read", {"path": NOTEBOOK}, agent="stranger")
         await stranger.aclose()
         status, activity = server.client().request("GET", "/hashline/activity")
     assert (refused.is_error, refused.kind) == (True, "forbidden")
     assert "send the server's token" in refused.text
     assert status == 200
     assert [edit["path"] for edit in activity["edits"]] == [NOTEBOOK] * 3
+    # one MCP connection is one agent, named from the client's initialize info
+    [who] = {edit["who"] for edit in activity["edits"]}
+    assert re.fullmatch(r"mcp-[0-9a-f]{6}", who), who

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jupyter_hashline.agent.activity import ActivityLog, touched_cells, unified_diff
 from jupyter_hashline.hashline.locks import PathLocks
 from jupyter_hashline.server.errors import BadRequestError, SessionNotFoundError
 from jupyter_hashline.server.sessions import SessionRegistry
+from jupyter_hashline.tools.activity import ActivityLog, touched_cells, unified_diff
 
 NB_BEFORE = (
     "# %% [markdown] id=intro\n# Title\n"

@@ -1,9 +1,13 @@
 """The bounded log of recent edits, for people watching agents work (server activity feed,
 agent session panels and the sidebar all show these records).
 
+`who` is the agent that made the edit (the name the surface gave the agent: a REST header or
+user, an MCP connection, the CLI's `--agent`, a session id).
+
 Invariants:
 - Records are immutable values; `recent()` lists them newest first; at most `limit` are kept
-  (the oldest go first). Record ids increase by one per record and are never reused.
+  (the oldest go first). Ids of the records a log makes increase by one and are never reused;
+  `adopt` keeps a record another log made (a session keeps its own edits that way).
 - Only edits that changed a file are recorded (no-ops are not activity).
 - A record's diff is a unified diff of the text as the agent saw it (for notebooks, the
   projection), clipped to `max_diff_chars` with a marker saying how much was left out.
@@ -43,6 +47,23 @@ class ActivityRecord:
     diff: str
     warnings: tuple[str, ...]
     cells: tuple[str, ...]
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ActivityRecord:
+        """The record `to_json` described (e.g. from a REST reply)."""
+        return cls(
+            id=int(data["id"]),
+            path=str(data["path"]),
+            op=str(data["op"]),
+            at_ms=int(data["at_ms"]),
+            who=str(data["who"]),
+            source=str(data["source"]),
+            header_before=str(data["header_before"]),
+            header_after=str(data["header_after"]),
+            diff=str(data["diff"]),
+            warnings=tuple(str(w) for w in data["warnings"]),
+            cells=tuple(str(c) for c in data["cells"]),
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -230,6 +251,11 @@ class ActivityLog:
             self._next_id += 1
             self._records.append(entry)
         return entry
+
+    def adopt(self, record: ActivityRecord) -> None:
+        """Keep `record`, made by another log (e.g. a server's), as it is."""
+        with self._lock:
+            self._records.append(record)
 
     def record_result(self, result: PatchResult, *, who: str, source: str) -> list[ActivityRecord]:
         """Record every section of a patch result that landed and changed its file."""
