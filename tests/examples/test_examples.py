@@ -85,6 +85,7 @@ def test_agent_edits_notebook(tmp_path: Path) -> None:
     (tmp_path / "scratch" / "sales_agent.ipynb").write_text("left over from an earlier run")
     nb = execute("agent_edits_notebook.ipynb", tmp_path)
     assert shows_widget(nb, "session"), "the panel is displayed"
+    assert "tools run through the directory" in text_of(nb, "session")  # no server here
     read = text_of(nb, "turn-read")
     assert "agent calls notebook_read" in read and "[scratch/sales_agent.ipynb#" in read
     assert "# %% [code] id=totals" in read
