@@ -10,7 +10,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from edit_scenario import NOTEBOOK, header_of, line_of
+from edit_scenario import NOTEBOOK, header_of, line_of, person_edits
 
 from jupyter_hashline.cli import main, patch_arguments
 from jupyter_hashline.tools import default_store_path
@@ -165,3 +165,9 @@ def test_repairs_warn_and_agents_keep_their_own_seen_lines(
     code, out, _ = run(capsys, "--root", str(root), "--agent", "ann", "patch", str(edit))
     assert code == 0 and "warning:" in out and "prefix" in out
     assert "import pandas\n" in nbformat.read(root / NOTEBOOK, as_version=4).cells[1].source + "\n"
+    # a person adds a line above; the edit on the old header is recovered, the repair reported
+    person_edits(root, "intro", "# Sales analysis\nBy region.")
+    edit.write_text(f"{header_of(out)}\nreplace {line}:\n+{line}:import pandas as pd\n")
+    code, out, err = run(capsys, "--root", str(root), "--agent", "ann", "patch", str(edit))
+    assert code == 0, err
+    assert "recovered" in out and "warning:" in out and "prefix" in out
