@@ -36,7 +36,6 @@ CELLS = 30
 SIDEBAR_ID = "jupyter-hashline-sidebar"
 
 
-
 @dataclass(frozen=True, slots=True)
 class Lab:
     url: str
