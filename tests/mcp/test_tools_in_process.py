@@ -5,6 +5,7 @@ results that say what to do."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 import nbformat
 from edit_scenario import NOTEBOOK, header_of, line_of
 from mcp import Client
+from mcp_types import Implementation
 
 from jupyter_hashline.mcp import build_server
 from jupyter_hashline.tools import open_directory
@@ -118,3 +120,24 @@ async def test_mistakes_are_error_results_that_say_what_to_do(root: Path, tmp_pa
     assert "notebook_read, notebook_edit, notebook_write, notebook_outputs" in texts["unknown tool"]
     assert "nope" in texts["no outputs"]
     assert (root / NOTEBOOK).read_bytes() == before
+
+
+async def test_each_connection_is_its_own_agent_named_after_the_client(root: Path) -> None:
+    workspace = open_directory(root, ":memory:")
+    info = Implementation(name="Claude Desktop", version="1.0")
+    try:
+        async with Client(build_server(workspace), client_info=info) as first:
+            view = (await first.call_tool("notebook_read", {"path": NOTEBOOK})).content[0].text
+        async with Client(build_server(workspace), client_info=info) as second:
+            line = line_of(view, "print(total)")
+            patch = f"{header_of(view)}\nreplace {line}:\n+print(total)  # checked\n"
+            result = await second.call_tool("notebook_edit", {"patch": patch})
+            assert result.is_error and "never shown" in result.content[0].text
+        async with Client(build_server(workspace), client_info=info) as third:
+            await third.call_tool("notebook_read", {"path": NOTEBOOK})
+            result = await third.call_tool("notebook_edit", {"patch": patch})
+            assert not result.is_error, result.content[0].text
+        [record] = workspace.activity.recent()
+        assert re.fullmatch(r"Claude-Desktop-[0-9a-f]{6}", record.who), record.who
+    finally:
+        await workspace.aclose()
