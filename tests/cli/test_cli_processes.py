@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from edit_scenario import run_edit_scenario
+from testkit.scenario import run_edit_scenario
 
 BIN = Path(sys.executable).parent
 

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 import tomllib
-from edit_scenario import NOTEBOOK, run_edit_scenario, write_analysis
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from testkit.scenario import NOTEBOOK, run_edit_scenario, write_analysis
 
 from jupyter_hashline.agent.tools import TOOL_SPECS
 from jupyter_hashline.hashline.errors import HashlineError

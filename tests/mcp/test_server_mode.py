@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from edit_scenario import NOTEBOOK, run_edit_scenario
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from testkit.scenario import NOTEBOOK, run_edit_scenario
 
 from bench.server import TOKEN, LocalServer
 from jupyter_hashline.mcp import ServerBackend

@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from edit_scenario import run_edit_scenario
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from testkit.scenario import run_edit_scenario
 
 from jupyter_hashline.agent.tools import TOOL_SPECS
 from jupyter_hashline.mcp.backends import default_store_path

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
-from edit_scenario import NOTEBOOK, header_of, line_of
 from mcp import Client
+from testkit.scenario import NOTEBOOK, header_of, line_of
 
 from jupyter_hashline.mcp import DirectoryBackend, build_server
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from faultkit import TALLY, tree_bytes
+from testkit.faults import TALLY, tree_bytes
 
 from jupyter_hashline.mcp.backends import DirectoryBackend
 
