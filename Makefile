@@ -20,8 +20,8 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --upgrade pip
 
-# Re-install whenever the project's metadata changes.
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
+# Re-install whenever the project's metadata changes (the version lives in package.json).
+$(VENV)/.installed: pyproject.toml labextension/package.json | $(BIN)/python
 	$(PIP) install -e '.[test,lab]'
 	touch $@
 

@@ -9,6 +9,7 @@ project itself is installed by postBuild from the repository, non-editable, as o
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -133,6 +134,6 @@ def test_postbuild_installs_and_enables_the_project_in_a_fresh_venv(tmp_path: Pa
     )
     location, version = probe.stdout.split()
     assert Path(location).is_relative_to(venv)
-    assert version == pyproject_value("version")
+    assert version == json.loads((REPO / "labextension" / "package.json").read_text())["version"]
     overrides = venv / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
     assert "fetchNews" in overrides.read_text()
