@@ -5,8 +5,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip
 PORT   ?= 8888
+DIST   ?= dist
 
-.PHONY: help dev lab demo test lint bench clean browser labextension
+.PHONY: help dev lab demo test lint bench clean browser labextension dist
 
 help:
 	@echo "make lab    start JupyterLab on examples/ with jupyter-hashline installed (main job)"
@@ -14,6 +15,7 @@ help:
 	@echo "make test   lint, then run the whole test suite"
 	@echo "make lint   ruff and mypy on the package"
 	@echo "make bench  benchmarks against peers and floors"
+	@echo "make dist   the sdist and the wheel (prebuilt sidebar inside) in dist/, checked by twine"
 	@echo "make labextension  build the JupyterLab sidebar (needs Node and npm)"
 
 $(BIN)/python:
@@ -79,9 +81,17 @@ browser:
 test: lint browser
 	$(BIN)/python -m pytest
 
+# The sdist and the wheel, both built from the checkout with the prebuilt sidebar (so neither
+# needs Node to install), then checked by twine. DIST=dir puts them elsewhere.
+dist: $(VENV)/.installed $(LABEXT_OUT)
+	mkdir -p $(DIST)
+	rm -f $(DIST)/jupyter_hashline-*
+	$(BIN)/python -m build --no-isolation --outdir $(DIST) .
+	$(BIN)/twine check --strict $(DIST)/jupyter_hashline-*
+
 bench: dev
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis \
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis dist \
 	    labextension/lib labextension/tsconfig.tsbuildinfo jupyter_hashline/labextension
