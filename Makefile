@@ -1,21 +1,25 @@
 # Every target sets up its own environment in .venv, so a fresh machine needs only
-# Python 3.10+, Node and pip.
+# Python 3.10+, Node and pip. `make lint` needs only Python (no Node): it is the Python side.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip
 PORT   ?= 8888
+
 DIST   ?= dist
 
-.PHONY: help dev lab demo test lint bench clean browser labextension dist
+.PHONY: help venv dev lab demo test lint lint-ts format bench clean browser labextension \
+        dist
 
 help:
-	@echo "make lab    start JupyterLab on examples/ with jupyter-hashline installed (main job)"
-	@echo "make demo   a scripted agent edits a notebook, told in the terminal (offline)"
-	@echo "make test   lint, then run the whole test suite"
-	@echo "make lint   ruff and mypy on the package"
-	@echo "make bench  benchmarks against peers and floors"
-	@echo "make dist   the sdist and the wheel (prebuilt sidebar inside) in dist/, checked by twine"
+	@echo "make lab      start JupyterLab on examples/ with jupyter-hashline installed (main job)"
+	@echo "make demo     a scripted agent edits a notebook, told in the terminal (offline)"
+	@echo "make test     lint (Python and TypeScript), then run the whole test suite"
+	@echo "make lint     ruff and mypy on the Python side (needs no Node)"
+	@echo "make lint-ts  ESLint and Prettier on the sidebar's TypeScript"
+	@echo "make format   apply ruff's and Prettier's formatting and safe fixes"
+	@echo "make bench    benchmarks against peers and floors"
+	@echo "make dist     the sdist and the wheel (prebuilt sidebar inside) in dist/, checked by twine"
 	@echo "make labextension  build the JupyterLab sidebar (needs Node and npm)"
 
 $(BIN)/python:
@@ -26,6 +30,8 @@ $(BIN)/python:
 $(VENV)/.installed: pyproject.toml labextension/package.json | $(BIN)/python
 	$(PIP) install -e '.[test,lab]'
 	touch $@
+
+venv: $(VENV)/.installed
 
 # The JupyterLab sidebar: TypeScript in labextension/, built with Node into
 # jupyter_hashline/labextension/ (shipped prebuilt in the wheel). npm's install is cached in
@@ -65,10 +71,22 @@ lab: dev
 demo: dev
 	$(BIN)/jupyter-hashline demo
 
-lint: dev
-	$(BIN)/ruff check jupyter_hashline tests bench scripts
-	$(BIN)/ruff format --check jupyter_hashline tests bench scripts
+PY_SOURCES := jupyter_hashline tests bench scripts
+
+lint: $(VENV)/.installed
+	$(BIN)/ruff check $(PY_SOURCES)
+	$(BIN)/ruff format --check $(PY_SOURCES)
 	$(BIN)/mypy
+
+# ESLint and Prettier from labextension/node_modules (pinned in package.json, installed by
+# `npm ci` from the lockfile, so this runs offline once installed).
+lint-ts: labextension/node_modules/.package-lock.json
+	cd labextension && npm run --silent lint:check
+
+format: $(VENV)/.installed labextension/node_modules/.package-lock.json
+	$(BIN)/ruff check --fix $(PY_SOURCES)
+	$(BIN)/ruff format $(PY_SOURCES)
+	cd labextension && npm run --silent lint
 
 # Browser tests drive Debian's Chromium (Playwright cannot download browsers here). As root
 # with apt-get available it is installed once; elsewhere those tests skip and say why.
@@ -78,7 +96,7 @@ browser:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
 	  else echo "chromium is not installed: browser tests will be skipped"; fi; }
 
-test: lint browser
+test: dev lint lint-ts browser
 	$(BIN)/python -m pytest
 
 # The sdist and the wheel, both built from the checkout with the prebuilt sidebar (so neither
