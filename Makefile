@@ -9,7 +9,7 @@ PORT   ?= 8888
 DIST   ?= dist
 
 .PHONY: help venv dev lab demo test lint lint-ts format bench clean browser labextension \
-        dist
+        dist hooks
 
 help:
 	@echo "make lab      start JupyterLab on examples/ with jupyter-hashline installed (main job)"
@@ -20,6 +20,7 @@ help:
 	@echo "make format   apply ruff's and Prettier's formatting and safe fixes"
 	@echo "make bench    benchmarks against peers and floors"
 	@echo "make dist     the sdist and the wheel (prebuilt sidebar inside) in dist/, checked by twine"
+	@echo "make hooks    install the pre-commit hooks into .git"
 	@echo "make labextension  build the JupyterLab sidebar (needs Node and npm)"
 
 $(BIN)/python:
@@ -87,6 +88,10 @@ format: $(VENV)/.installed labextension/node_modules/.package-lock.json
 	$(BIN)/ruff check --fix $(PY_SOURCES)
 	$(BIN)/ruff format $(PY_SOURCES)
 	cd labextension && npm run --silent lint
+
+# The git hooks of .pre-commit-config.yaml (ruff, ruff-format, the TypeScript linter).
+hooks: $(VENV)/.installed
+	$(BIN)/pre-commit install
 
 # Browser tests drive Debian's Chromium (Playwright cannot download browsers here). As root
 # with apt-get available it is installed once; elsewhere those tests skip and say why.
