@@ -9,7 +9,7 @@ PORT   ?= 8888
 DIST   ?= dist
 
 .PHONY: help venv dev lab demo test lint lint-ts format bench clean browser labextension \
-        dist hooks
+        dist hub-proxy hooks
 
 help:
 	@echo "make lab      start JupyterLab on examples/ with jupyter-hashline installed (main job)"
@@ -101,7 +101,17 @@ browser:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
 	  else echo "chromium is not installed: browser tests will be skipped"; fi; }
 
-test: dev lint lint-ts browser
+# configurable-http-proxy, the proxy JupyterHub starts, for the JupyterHub test: an npm
+# package pinned in tests/jupyterhub/package.json, installed there (not globally) by `npm ci`.
+HUB_PROXY := tests/jupyterhub/node_modules/.package-lock.json
+
+$(HUB_PROXY): tests/jupyterhub/package.json tests/jupyterhub/package-lock.json
+	cd tests/jupyterhub && npm ci --no-audit --no-fund
+	touch $@
+
+hub-proxy: $(HUB_PROXY)
+
+test: dev lint lint-ts browser hub-proxy
 	$(BIN)/python -m pytest
 
 # The sdist and the wheel, both built from the checkout with the prebuilt sidebar (so neither
