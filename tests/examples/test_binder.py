@@ -95,6 +95,7 @@ def fresh_venv(tmp: Path) -> Path:
     return venv
 
 
+@pytest.mark.slow
 def test_postbuild_installs_and_enables_the_project_in_a_fresh_venv(tmp_path: Path) -> None:
     if not (REPO / "jupyter_hashline" / "labextension" / "package.json").is_file():
         pytest.fail("the sidebar is not built: run `make dev` (it builds labextension/)")

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from testkit.scenario import NOTEBOOK, run_edit_scenario
@@ -20,6 +21,7 @@ def server_mode(url: str, token: str) -> StdioServerParameters:
     return StdioServerParameters(command=sys.executable, args=args)
 
 
+@pytest.mark.slow
 async def test_an_mcp_client_edits_through_a_running_jupyter_server(
     root: Path, tmp_path: Path
 ) -> None:

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from testkit.scenario import run_edit_scenario
@@ -33,6 +34,7 @@ def caller(client: Client) -> Any:
     return call
 
 
+@pytest.mark.slow
 async def test_a_client_lists_the_catalog_and_edits_through_stale_tags(root: Path) -> None:
     async with Client(server_params("--root", str(root), "mcp")) as client:
         listed = await client.list_tools()
