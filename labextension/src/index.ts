@@ -32,7 +32,10 @@ const ICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16"
   </g>
 </svg>`;
 
-export const hashlineIcon = new LabIcon({ name: 'jupyter-hashline:sidebar', svgstr: ICON_SVG });
+export const hashlineIcon = new LabIcon({
+  name: 'jupyter-hashline:sidebar',
+  svgstr: ICON_SVG
+});
 
 function activate(
   app: JupyterFrontEnd,

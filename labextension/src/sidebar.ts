@@ -183,8 +183,12 @@ export class HashlineSidebar extends Widget {
       this._data.sessions = await this._source.sessions();
       const known = new Set(this._data.sessions.sessions.map(s => s.id));
       const open = [...this._expandedSessions].filter(id => known.has(id));
-      const replies = await Promise.all(open.map(id => this._source.session(id)));
-      replies.forEach(reply => this._details.set(reply.id, sessionDetail(reply.snapshot)));
+      const replies = await Promise.all(
+        open.map(id => this._source.session(id))
+      );
+      replies.forEach(reply =>
+        this._details.set(reply.id, sessionDetail(reply.snapshot))
+      );
     }
   }
 
@@ -226,7 +230,9 @@ export class HashlineSidebar extends Widget {
     }
     this._signature = signature;
     const scroll = this._body.scrollTop;
-    this._body.replaceChildren(error !== null ? renderError(tab, error) : this._content(tab));
+    this._body.replaceChildren(
+      error !== null ? renderError(tab, error) : this._content(tab)
+    );
     this._body.scrollTop = scroll;
   }
 
@@ -237,12 +243,25 @@ export class HashlineSidebar extends Widget {
     loading.textContent = 'Loading…';
     if (tab === 'activity') {
       const data = this._data.activity;
-      return data ? renderActivity(data.edits, this._expandedEdits, now, this._activityHandlers) : loading;
+      return data
+        ? renderActivity(
+            data.edits,
+            this._expandedEdits,
+            now,
+            this._activityHandlers
+          )
+        : loading;
     }
     if (tab === 'sessions') {
       const data = this._data.sessions;
       return data
-        ? renderSessions(data.sessions, this._expandedSessions, this._details, now, this._sessionHandlers)
+        ? renderSessions(
+            data.sessions,
+            this._expandedSessions,
+            this._details,
+            now,
+            this._sessionHandlers
+          )
         : loading;
     }
     const data = this._data.snapshots;
@@ -282,7 +301,11 @@ export class HashlineSidebar extends Widget {
   private readonly _body = document.createElement('div');
   private readonly _status = document.createElement('div');
   private readonly _tabButtons = new Map<Tab, HTMLButtonElement>();
-  private readonly _data: TabData = { activity: null, sessions: null, snapshots: null };
+  private readonly _data: TabData = {
+    activity: null,
+    sessions: null,
+    snapshots: null
+  };
   private readonly _errors = new Map<Tab, string>();
   private readonly _expandedEdits = new Set<number>();
   private readonly _expandedSessions = new Set<string>();

@@ -5,7 +5,11 @@ import { HashlineSidebar, type SidebarSource } from '../src/sidebar';
 import type { ActivityResponse } from '../src/rest-types';
 import { NOW, SNAPSHOT, TRACKED, edit, summary } from './fixtures';
 
-function fakeSource(): SidebarSource & { activityCalls: number; fail: string | null; edits: ActivityResponse['edits'] } {
+function fakeSource(): SidebarSource & {
+  activityCalls: number;
+  fail: string | null;
+  edits: ActivityResponse['edits'];
+} {
   const source = {
     activityCalls: 0,
     fail: null as string | null,
@@ -87,18 +91,30 @@ describe('HashlineSidebar', () => {
     expect(sidebar.node.querySelector('.jp-hashline-edit')).toBe(first);
     source.edits = [edit({ id: 3, path: 'c.ipynb' }), ...source.edits];
     await vi.advanceTimersByTimeAsync(1000);
-    const paths = [...sidebar.node.querySelectorAll('.jp-hashline-edit-open')].map(n => n.textContent);
+    const paths = [
+      ...sidebar.node.querySelectorAll('.jp-hashline-edit-open')
+    ].map(n => n.textContent);
     expect(paths).toEqual(['c.ipynb', 'b.ipynb', 'analysis.ipynb']);
   });
 
   it('expands an edit to its diff and opens it on click', async () => {
     Widget.attach(sidebar, document.body);
     await settle();
-    const toggle = sidebar.node.querySelector<HTMLButtonElement>('[data-edit-id="1"] .jp-hashline-edit-toggle')!;
+    const toggle = sidebar.node.querySelector<HTMLButtonElement>(
+      '[data-edit-id="1"] .jp-hashline-edit-toggle'
+    )!;
     toggle.click();
-    expect(sidebar.node.querySelector('[data-edit-id="1"] .jp-hashline-diff')).not.toBeNull();
-    expect(sidebar.node.querySelector('[data-edit-id="2"] .jp-hashline-diff')).toBeNull();
-    sidebar.node.querySelector<HTMLButtonElement>('[data-edit-id="1"] .jp-hashline-edit-open')!.click();
+    expect(
+      sidebar.node.querySelector('[data-edit-id="1"] .jp-hashline-diff')
+    ).not.toBeNull();
+    expect(
+      sidebar.node.querySelector('[data-edit-id="2"] .jp-hashline-diff')
+    ).toBeNull();
+    sidebar.node
+      .querySelector<HTMLButtonElement>(
+        '[data-edit-id="1"] .jp-hashline-edit-open'
+      )!
+      .click();
     expect(opened).toEqual(['analysis.ipynb']);
   });
 
@@ -106,7 +122,9 @@ describe('HashlineSidebar', () => {
     source.fail = 'GET hashline/activity answered HTTP 500.';
     Widget.attach(sidebar, document.body);
     await settle();
-    expect(sidebar.node.querySelector('.jp-hashline-error')?.textContent).toContain('HTTP 500');
+    expect(
+      sidebar.node.querySelector('.jp-hashline-error')?.textContent
+    ).toContain('HTTP 500');
     source.fail = null;
     await vi.advanceTimersByTimeAsync(1000);
     expect(sidebar.node.querySelector('.jp-hashline-error')).toBeNull();
@@ -116,15 +134,23 @@ describe('HashlineSidebar', () => {
   it('switches tabs and loads session details on expand', async () => {
     Widget.attach(sidebar, document.body);
     await settle();
-    sidebar.node.querySelector<HTMLButtonElement>('.jp-hashline-tab-sessions')!.click();
+    sidebar.node
+      .querySelector<HTMLButtonElement>('.jp-hashline-tab-sessions')!
+      .click();
     await settle();
     expect(sidebar.tab).toBe('sessions');
-    sidebar.node.querySelector<HTMLButtonElement>('.jp-hashline-session-toggle')!.click();
+    sidebar.node
+      .querySelector<HTMLButtonElement>('.jp-hashline-session-toggle')!
+      .click();
     await settle();
     const detail = sidebar.node.querySelector('.jp-hashline-session-detail');
     expect(detail?.textContent).toContain('Rebuild audit');
-    sidebar.node.querySelector<HTMLButtonElement>('.jp-hashline-tab-snapshots')!.click();
+    sidebar.node
+      .querySelector<HTMLButtonElement>('.jp-hashline-tab-snapshots')!
+      .click();
     await settle();
-    expect(sidebar.node.querySelector('.jp-hashline-path')?.textContent).toBe('analysis.ipynb');
+    expect(sidebar.node.querySelector('.jp-hashline-path')?.textContent).toBe(
+      'analysis.ipynb'
+    );
   });
 });

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from edit_scenario import NOTEBOOK, header_of, line_of, person_edits
+from testkit.scenario import NOTEBOOK, header_of, line_of, person_edits
 
 from jupyter_hashline.cli import main, patch_arguments
 from jupyter_hashline.tools import default_store_path

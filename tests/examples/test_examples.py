@@ -15,6 +15,8 @@ from nbclient import NotebookClient
 from jupyter_hashline.demo import sales_notebook
 from jupyter_hashline.notebook import serialize_notebook
 
+pytestmark = pytest.mark.slow  # notebooks executed in real kernels
+
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from edit_scenario import NOTEBOOK
+from testkit.scenario import NOTEBOOK
 
 from jupyter_hashline.server.mcp_tools import DEFAULT_TOOLS
 from jupyter_hashline.tools import mcp_definitions

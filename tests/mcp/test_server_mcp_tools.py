@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 import tomllib
-from edit_scenario import NOTEBOOK, run_edit_scenario, write_analysis
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from testkit.scenario import NOTEBOOK, run_edit_scenario, write_analysis
 from traitlets import TraitError
 
 from jupyter_hashline.hashline.errors import HashlineError

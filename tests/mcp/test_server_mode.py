@@ -8,9 +8,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from edit_scenario import NOTEBOOK, run_edit_scenario
+import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from testkit.scenario import NOTEBOOK, run_edit_scenario
 
 from bench.server import TOKEN, LocalServer
 from jupyter_hashline.tools import RestWorkspace, run_tool
@@ -21,6 +22,7 @@ def server_mode(url: str, token: str) -> StdioServerParameters:
     return StdioServerParameters(command=sys.executable, args=args)
 
 
+@pytest.mark.slow
 async def test_an_mcp_client_edits_through_a_running_jupyter_server(
     root: Path, tmp_path: Path
 ) -> None:

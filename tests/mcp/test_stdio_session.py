@@ -7,9 +7,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from edit_scenario import NOTEBOOK, header_of, line_of, person_edits, run_edit_scenario
+import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from testkit.scenario import NOTEBOOK, header_of, line_of, person_edits, run_edit_scenario
 
 from jupyter_hashline.tools import TOOL_SPECS, default_store_path, mcp_definitions
 
@@ -32,6 +33,7 @@ def caller(client: Client) -> Any:
     return call
 
 
+@pytest.mark.slow
 async def test_a_client_lists_the_catalog_and_edits_through_stale_tags(root: Path) -> None:
     async with Client(server_params("--root", str(root), "mcp")) as client:
         listed = await client.list_tools()

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
-from edit_scenario import NOTEBOOK, header_of, line_of
 from mcp import Client
 from mcp_types import Implementation
+from testkit.scenario import NOTEBOOK, header_of, line_of
 
 from jupyter_hashline.mcp import build_server
 from jupyter_hashline.tools import open_directory

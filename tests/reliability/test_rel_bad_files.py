@@ -15,9 +15,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from faultkit import TALLY
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from testkit.faults import TALLY
 
 from jupyter_hashline.hashline import (
     DiskFilesystem,

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from faultkit import (
+from testkit.faults import (
     ERRNOS,
     POINTS,
     DiskFaults,

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from faultkit import TEMP_SUFFIX, injected, store_state, survived, temp_files
+from testkit.faults import TEMP_SUFFIX, injected, store_state, survived, temp_files
 
 from jupyter_hashline.hashline import (
     DiskFilesystem,

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from faultkit import (
+from testkit.faults import (
     QuickSqliteStore,
     garble,
     hold_exclusive_lock,
@@ -24,7 +24,7 @@ from faultkit import (
     store_state,
     survived,
 )
-from hashline_api import Api, write_notebook
+from testkit.rest import Api, write_notebook
 
 from jupyter_hashline.hashline import (
     DiskFilesystem,
@@ -152,7 +152,7 @@ def hashline_config(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str,
     db.parent.mkdir()
     if getattr(request, "param", None) == "garbage":
         db.write_bytes(b"SQLite format 3\x00" + b"\xff" * 8192)
-    return {"store_class": "faultkit.QuickSqliteStore", "store_path": str(db)}
+    return {"store_class": "testkit.faults.QuickSqliteStore", "store_path": str(db)}
 
 
 async def test_locked_store_through_rest(api: Api, jp_root_dir: Path, jp_serverapp: Any) -> None:

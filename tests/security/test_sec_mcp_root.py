@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from faultkit import TALLY, tree_bytes
+from testkit.faults import TALLY, tree_bytes
 
 from jupyter_hashline.tools import open_directory, run_tool
 

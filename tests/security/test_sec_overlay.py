@@ -6,9 +6,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from faultkit import TALLY
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from testkit.faults import TALLY
 
 from jupyter_hashline.server.config import (
     LIMIT_KEYS,

@@ -10,8 +10,8 @@ from typing import Any
 
 import nbformat
 import pytest
-from hashline_api import Api, NamedUserProvider, write_notebook
 from jupytext import TextFileContentsManager
+from testkit.rest import Api, NamedUserProvider, write_notebook
 from traitlets.config import Config
 
 OVERLAY = {

@@ -10,7 +10,7 @@ from typing import Any
 
 import nbformat
 import pytest
-from hashline_api import REST_SCHEMA, Api, write_notebook
+from testkit.rest import REST_SCHEMA, Api, write_notebook
 
 
 def rows(view: str) -> list[str]:

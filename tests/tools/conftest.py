@@ -1,15 +1,13 @@
-"""Fixtures for the tools tests: the agent story of tests/mcp (edit_scenario.py, put on the path
-here), an isolated Jupyter data dir (where the default snapshot store lives) and a root."""
+"""Fixtures for the tools tests: an isolated Jupyter data dir for every test (the default
+snapshot store lives there; `testkit.scenario`'s `data_dir`)."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-MCP_TESTS = Path(__file__).resolve().parent.parent / "mcp"
-if str(MCP_TESTS) not in sys.path:
-    sys.path.insert(0, str(MCP_TESTS))
+import pytest
 
-from edit_scenario import data_dir, root  # noqa: E402
 
-__all__ = ["data_dir", "root"]
+@pytest.fixture(autouse=True)
+def isolated_data_dir(data_dir: Path) -> Path:
+    return data_dir

@@ -1,4 +1,4 @@
-"""Helpers for the server tests: the REST schema, a named test user, notebooks on disk."""
+"""Helpers for the REST tests: the REST schema, a named test user, notebooks on disk."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
-"""The REST test fixtures: a Jupyter server with jupyter_hashline enabled, authentication
-required, and `api` to call the REST API with every body schema-checked.
+"""Plugin: the REST test fixtures. A Jupyter server with jupyter_hashline enabled and
+authentication required (`hashline_server_config`, which the top-level conftest makes the
+suite's `jp_server_config`), per-test trait overrides (`hashline_config`), and `api` to call
+the REST API with every body schema-checked.
 
-tests/server's conftest uses them; tests/reliability and tests/security import them too (their
-conftests put this folder on `sys.path`), so every REST test runs against the same server."""
+Every REST test (server, reliability, security) runs against this one server configuration."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ import json
 from typing import Any
 
 import pytest
-from hashline_api import Api, Fetch, NamedUserProvider, check_schema
 from tornado.httpclient import HTTPClientError
 from traitlets.config import Config
+
+from testkit.rest import Api, Fetch, NamedUserProvider, check_schema
 
 
 @pytest.fixture
@@ -22,7 +24,8 @@ def hashline_config(request: pytest.FixtureRequest) -> dict[str, Any]:
 
 
 @pytest.fixture
-def jp_server_config(hashline_config: dict[str, Any]) -> Config:
+def hashline_server_config(hashline_config: dict[str, Any]) -> Config:
+    """jupyter_hashline enabled (terminals off), authentication required, a named user."""
     return Config(
         {
             "ServerApp": {

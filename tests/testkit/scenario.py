@@ -5,6 +5,9 @@ edit is rejected and nothing is written), re-read, edit again.
 
 `run_edit_scenario(call, root)` drives it through `call(tool, arguments) -> (is_error, text)`;
 the person's edits go straight to the file on disk, as a person saving in JupyterLab would.
+
+As a pytest plugin it provides `root` (a folder holding analysis.ipynb) and `data_dir` (an
+isolated `JUPYTER_DATA_DIR`); tests/mcp and tests/cli make `data_dir` autouse in their conftests.
 """
 
 from __future__ import annotations
@@ -132,10 +135,10 @@ def check_final_notebook(root: Path) -> None:
     assert nb.metadata["kernelspec"]["name"] == "python3"
 
 
-# -- fixtures shared by tests/mcp and tests/cli (their conftests import these) ----------------
+# -- fixtures --------------------------------------------------------------------------------
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture
 def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """`JUPYTER_DATA_DIR` for this test (and the processes it starts), where the default
     snapshot store lives; no store or token comes in from the environment."""

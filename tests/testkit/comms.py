@@ -1,4 +1,5 @@
-"""Fixtures for widget tests without a kernel: a recording comm in place of the kernel's."""
+"""Plugin: widgets without a kernel. `comms` swaps the kernel's comm factory for one that
+records every message, so a widget's state and updates can be read in a plain test."""
 
 from __future__ import annotations
 

@@ -6,7 +6,8 @@ under one root, so nothing else in the process is disturbed. `store_state` captu
 a snapshot store knows about one path, to prove a failed write left it unadvanced.
 `QuickSqliteStore`, `hold_exclusive_lock` and `garble` make a store busy or corrupt.
 `TALLY` counts what the reliability and security tests did (faults injected and survived,
-inputs tried and clean errors, requests and lost edits); the conftest prints it at the end.
+inputs tried and clean errors, requests and lost edits); as a pytest plugin (listed in the
+top-level conftest) this module prints it at the end of any run that counted something.
 """
 
 from __future__ import annotations
@@ -125,7 +126,7 @@ def store_state(store: Any, key: str) -> list[tuple[str, str, int, frozenset[int
 
 class QuickSqliteStore(SqliteSnapshotStore):
     """The server's default store with a short busy timeout, for lock tests through REST
-    (configured as `store_class = "faultkit.QuickSqliteStore"`)."""
+    (configured as `store_class = "testkit.faults.QuickSqliteStore"`)."""
 
     def __init__(self, path: str, max_versions_per_path: int = 64) -> None:
         super().__init__(path, max_versions_per_path, busy_timeout_s=0.2)
@@ -157,11 +158,10 @@ _TALLY_ROWS = (
 )
 
 
-def print_tally(terminalreporter: Any) -> None:
-    """The issue-13 table at the end of a run (once, whichever conftest asks first)."""
-    if not TALLY or TALLY["printed"]:
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """The reliability tally at the end of a run, when the run counted anything."""
+    if not TALLY:
         return
-    TALLY["printed"] = 1
     terminalreporter.section("reliability tally (issue 13)")
     for label, left, right in _TALLY_ROWS:
         terminalreporter.write_line(f"{label:<30} {TALLY[left]:>8} / {TALLY[right]}")
