@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hashline_api import Fetch, check_schema
+from testkit.rest import Fetch, check_schema
 from tornado.httpclient import HTTPClientError
 from traitlets.config import Config
 

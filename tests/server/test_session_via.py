@@ -10,7 +10,7 @@ from typing import Any
 
 import nbformat
 import pytest
-from hashline_api import Api
+from testkit.rest import Api
 
 from jupyter_hashline.agent import ProviderSimulator, Session, SessionPlacementError, Via, where
 from jupyter_hashline.agent.registration import ServerInfo
