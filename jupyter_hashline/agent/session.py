@@ -12,6 +12,9 @@ Invariants:
   request, and any change shows up as prefix drift (the cache-drift demonstration).
 - Observers (`subscribe`) hear "request", "tool" and "turn" events synchronously, from the
   task running the turn: no polling loop anywhere.
+- Provider, model, base URL and API key are resolved once, when the session is made, in one
+  order: arguments > the user's Jupyter config > keyring > environment (`settings.py`); no
+  file in the workspace can set them.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from ..zones import PinnedPrefix, RebuildReason, RebuildRecord, ZoneSession
 from .activity import ActivityLog
 from .providers import ModelReply, ProviderClient, ToolCall, client_for
 from .registration import ServerRegistration, find_parent_server
+from .settings import resolve_session_settings
 from .tools import TOOL_SPECS, NotebookTools, ToolOutcome
 
 DEFAULT_SYSTEM = (
@@ -39,11 +43,6 @@ DEFAULT_SYSTEM = (
     "numbers of your latest read, and check outputs with notebook_outputs. When an edit is "
     "rejected, follow the message: re-read what it names and send the edit again."
 )
-DEFAULT_MODELS = {
-    "anthropic": "claude-sonnet-4-5",
-    "openai": "gpt-4.1",
-    "deepseek": "deepseek-chat",
-}
 MAX_EDITS_KEPT = 50
 
 Observer = Callable[[str, "Session"], None]
@@ -55,7 +54,7 @@ class Session:
     def __init__(
         self,
         root_or_fs: str | Path | Any,
-        provider: str = "anthropic",
+        provider: str | None = None,
         model: str | None = None,
         base_url: str | None = None,
         api_key: str | None = None,
@@ -75,9 +74,18 @@ class Session:
         self.fs = NotebookFilesystem(inner)
         self.patcher = Patcher(self.fs, store or InMemorySnapshotStore(), seen_lines)
         self.tools = NotebookTools(self.patcher, self._outputs)
-        self.provider = provider
-        self.model = model or DEFAULT_MODELS.get(provider, provider)
-        self.client = client or client_for(provider, base_url=base_url, api_key=api_key)
+        self.settings = resolve_session_settings(
+            provider=provider,
+            model=model,
+            base_url=base_url,
+            api_key=api_key,
+            client=client,
+            workspace=root_or_fs if isinstance(root_or_fs, (str, Path)) else None,
+        )
+        self.provider, self.model = self.settings.provider, self.settings.model
+        self.client = client or client_for(
+            self.provider, base_url=self.settings.base_url, api_key=self.settings.api_key
+        )
         self.id = session_id or uuid.uuid4().hex[:12]
         self._system = system
         self._clock = clock
