@@ -68,6 +68,9 @@ def test_wheel_lists_the_sidebar_enabled_and_ok_without_node(
     assert (
         prefix / "etc" / "jupyter" / "jupyter_server_config.d" / "jupyter_hashline.json"
     ).is_file()
+    assert (shipped / "schemas" / "jupyter-hashline" / "sidebar.json").is_file()
+    event_schemas = prefix.glob("lib/python*/site-packages/jupyter_hashline/server/event_schemas")
+    assert {p.name for d in event_schemas for p in d.iterdir()} == {"activity.json", "session.json"}
 
     home = tmp_path / "home"
     env = {
