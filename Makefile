@@ -39,7 +39,8 @@ venv: $(VENV)/.installed
 # labextension/node_modules and redone only when package.json or the lockfile changes; the build
 # is redone only when a source changed. `make dev` links the build into the venv, which is what
 # `jupyter labextension develop` does, so JupyterLab loads the working tree's sidebar.
-LABEXT_SRC := $(wildcard labextension/src/*.ts labextension/style/*) labextension/install.json \
+LABEXT_SRC := $(wildcard labextension/src/*.ts labextension/style/* labextension/schema/*.json) \
+              labextension/install.json \
               labextension/package.json labextension/tsconfig.json
 LABEXT_OUT := jupyter_hashline/labextension/package.json
 LABEXT_LINK := $(VENV)/share/jupyter/labextensions/jupyter-hashline

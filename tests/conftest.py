@@ -7,6 +7,8 @@ which runs `async def` tests in an event loop) and the project's own in `tests/t
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from traitlets.config import Config
 
@@ -18,6 +20,30 @@ pytest_plugins = [
     "testkit.comms",
     "testkit.faults",
 ]
+
+
+@pytest.fixture(autouse=True)
+def isolated_session_settings(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
+    """No test reads the developer's Jupyter config or keyring: agent sessions resolve their
+    provider, model, URL and key from those, and a desktop keyring may even prompt."""
+    empty = tmp_path_factory.getbasetemp() / "empty-jupyter-config"
+    empty.mkdir(exist_ok=True)
+    monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(empty))
+    monkeypatch.delenv("JUPYTER_CONFIG_PATH", raising=False)
+    try:
+        import keyring
+        from keyring.backends.null import Keyring as NullKeyring
+    except ImportError:
+        yield
+        return
+    previous = keyring.get_keyring()
+    keyring.set_keyring(NullKeyring())
+    try:
+        yield
+    finally:
+        keyring.set_keyring(previous)
 
 
 @pytest.fixture

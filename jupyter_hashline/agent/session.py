@@ -18,6 +18,9 @@ Invariants:
   request, and any change shows up as prefix drift (the cache-drift demonstration).
 - Observers (`subscribe`) hear "request", "tool" and "turn" events synchronously, from the
   task running the turn: no polling loop anywhere.
+- Provider, model, base URL and API key are resolved once, when the session is made, in one
+  order: arguments > the user's Jupyter config > keyring > environment (`settings.py`); no
+  file in the workspace can set them.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from ..tools import TOOL_SPECS, ActivityLog, ToolOutcome, run_tool
 from ..zones import PinnedPrefix, RebuildReason, RebuildRecord, ZoneSession
 from .providers import ModelReply, ProviderClient, ToolCall, client_for
 from .registration import ServerRegistration, find_parent_server
+from .settings import resolve_session_settings
 from .where import Via, session_workspace
 
 DEFAULT_SYSTEM = (
@@ -41,11 +45,6 @@ DEFAULT_SYSTEM = (
     "numbers of your latest read, and check outputs with notebook_outputs. When an edit is "
     "rejected, follow the message: re-read what it names and send the edit again."
 )
-DEFAULT_MODELS = {
-    "anthropic": "claude-sonnet-4-5",
-    "openai": "gpt-4.1",
-    "deepseek": "deepseek-chat",
-}
 MAX_EDITS_KEPT = 50
 
 Observer = Callable[[str, "Session"], None]
@@ -57,7 +56,7 @@ class Session:
     def __init__(
         self,
         root_or_fs: str | Path | Any,
-        provider: str = "anthropic",
+        provider: str | None = None,
         model: str | None = None,
         base_url: str | None = None,
         api_key: str | None = None,
@@ -78,9 +77,18 @@ class Session:
         self.workspace, self.via = session_workspace(
             root_or_fs, Via(via), store=store, seen_lines=seen_lines
         )
-        self.provider = provider
-        self.model = model or DEFAULT_MODELS.get(provider, provider)
-        self.client = client or client_for(provider, base_url=base_url, api_key=api_key)
+        self.settings = resolve_session_settings(
+            provider=provider,
+            model=model,
+            base_url=base_url,
+            api_key=api_key,
+            client=client,
+            workspace=root_or_fs if isinstance(root_or_fs, (str, Path)) else None,
+        )
+        self.provider, self.model = self.settings.provider, self.settings.model
+        self.client = client or client_for(
+            self.provider, base_url=self.settings.base_url, api_key=self.settings.api_key
+        )
         self._system = system
         self._clock = clock
         self.max_tokens = max_tokens

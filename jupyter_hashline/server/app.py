@@ -30,6 +30,7 @@ from .config import (
     SeenLinesPolicy,
     apply_workspace_overlay,
 )
+from .events import connect_events
 from .handlers import make_handlers
 from .live_rooms import RoomFinder
 from .mcp_tools import DEFAULT_TOOLS
@@ -172,6 +173,12 @@ class HashlineExtension(ExtensionApp):
         serverapp = self.serverapp
         rooms = RoomFinder(lambda: serverapp.web_app.settings, self.log)
         self.service = build_service(serverapp.contents_manager, store, settings, rooms)
+        connect_events(
+            serverapp.event_logger,
+            activity=self.service.activity_log,
+            sessions=self.service.sessions,
+            log=self.log,
+        )
         self.settings["jupyter_hashline_service"] = self.service
         self.log.info(
             "jupyter_hashline: store %s, seen lines %s", type(store).__name__, settings.seen_lines

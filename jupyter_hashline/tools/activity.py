@@ -13,6 +13,8 @@ Invariants:
   projection), clipped to `max_diff_chars` with a marker saying how much was left out.
 - `cells` names the notebook cells whose lines (marker or source) the edit touched, in order
   of their first appearance; empty for plain text files.
+- Listeners (`subscribe`) hear every new record once, after it is stored and outside the
+  log's lock, on the thread that recorded it (the server emits its events from there).
 """
 
 from __future__ import annotations
@@ -219,6 +221,12 @@ class ActivityLog:
         self._clock_ms = clock_ms or (lambda: int(time.time() * 1000))
         self._next_id = 1
         self._lock = threading.Lock()
+        self._listeners: list[Callable[[ActivityRecord], None]] = []
+
+    def subscribe(self, listener: Callable[[ActivityRecord], None]) -> Callable[[], None]:
+        """Call `listener(record)` for every new record; returns a function that unsubscribes."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
     def record(
         self,
@@ -250,6 +258,8 @@ class ActivityLog:
             )
             self._next_id += 1
             self._records.append(entry)
+        for listener in list(self._listeners):
+            listener(entry)
         return entry
 
     def adopt(self, record: ActivityRecord) -> None:

@@ -259,3 +259,16 @@ def test_session_runs_inside_a_running_event_loop(tmp_path: Path) -> None:
     import asyncio
 
     assert asyncio.run(go()) == "ok"
+
+
+def test_the_simulator_url_is_an_anthropic_base_url(tmp_path: Path) -> None:
+    """`Session(..., base_url=sim.url)`: the root of the simulator serves `/v1/messages`."""
+    make_notebook(tmp_path)
+    with ProviderSimulator([read_turn(), edit_turn(7), done("set to 7")]) as sim:
+        session = Session(tmp_path, provider="anthropic", base_url=sim.url, api_key="k")
+        run(session, ["set the counter to 7"])
+        assert sim.turns_left == 0
+        assert {served.provider for served in sim.requests} == {"anthropic"}
+        assert session.client.url == sim.url + "/v1/messages"
+    assert sources(tmp_path)["counter"] == "value = 7\nprint(value)"
+    assert session.snapshot()["session"]["turns"] == 1

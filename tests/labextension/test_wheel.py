@@ -117,6 +117,12 @@ def test_wheel_enables_both_extensions_without_node(
     assert not (shipped / "package.json").is_symlink()
     built = {p.name for p in (built_labextension / "static").iterdir()}
     assert {p.name for p in (shipped / "static").iterdir()} == built
+    assert (
+        prefix / "etc" / "jupyter" / "jupyter_server_config.d" / "jupyter_hashline.json"
+    ).is_file()
+    assert (shipped / "schemas" / "jupyter-hashline" / "sidebar.json").is_file()
+    event_schemas = prefix.glob("lib/python*/site-packages/jupyter_hashline/server/event_schemas")
+    assert {p.name for d in event_schemas for p in d.iterdir()} == {"activity.json", "session.json"}
 
     home = tmp_path / "home"
     env = {

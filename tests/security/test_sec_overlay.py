@@ -47,7 +47,8 @@ VALUES = st.one_of(
 )
 KEYS = st.sampled_from(
     ["seen_lines", "read_only", "allowed_paths", *LIMIT_KEYS, "store_class", "store_path",
-     "projection", "activity_limit", "max_versions_per_path", "unknown"]
+     "projection", "activity_limit", "max_versions_per_path", "unknown", "base_url", "api_key",
+     "provider", "HashlineSession"]
 )  # fmt: skip
 
 
