@@ -10,12 +10,13 @@ import tseslint from 'typescript-eslint';
 
 export default defineConfig([
   {
-    // build output, dependencies, and rest-types.ts (generated from the REST schema)
+    // build output, dependencies, and the types generated from the REST and event schemas
     ignores: [
       'lib/',
       'node_modules/',
       'coverage/',
       'src/rest-types.ts',
+      'src/event-types.ts',
       '**/*.d.ts'
     ]
   },

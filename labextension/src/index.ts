@@ -23,7 +23,8 @@ import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { LabIcon } from '@jupyterlab/ui-components';
 
 import { HashlineApi } from './api';
-import { openEdit } from './navigate';
+// The sidebar is added to the shell at activation, so it is needed at once.
+// eslint-disable-next-line jupyter/prefer-lazy-imports
 import { HashlineSidebar } from './sidebar';
 
 const PLUGIN_ID = 'jupyter-hashline:sidebar';
@@ -52,7 +53,10 @@ function activate(
   const sidebar = new HashlineSidebar({
     source: new HashlineApi(app.serviceManager.serverSettings),
     events: app.serviceManager.events.stream,
-    openEdit: edit => openEdit(docManager, edit)
+    openEdit: async edit => {
+      const { openEdit } = await import('./navigate');
+      await openEdit(docManager, edit);
+    }
   });
   if (settingRegistry) {
     void followSettings(settingRegistry, sidebar);
@@ -62,22 +66,29 @@ function activate(
   restorer?.add(sidebar, 'jupyter-hashline-sidebar');
   app.commands.addCommand(OPEN_COMMAND, {
     label: 'Show Hashline Agent Activity',
+    describedBy: { args: { type: 'object', properties: {} } },
     execute: () => labShell.activateById(sidebar.id)
   });
   palette?.addItem({ command: OPEN_COMMAND, category: 'Hashline' });
 }
 
 /** Apply the `pollIntervalMs` setting now and whenever it changes. */
-async function followSettings(registry: ISettingRegistry, sidebar: HashlineSidebar): Promise<void> {
+async function followSettings(
+  registry: ISettingRegistry,
+  sidebar: HashlineSidebar
+): Promise<void> {
   try {
     const settings = await registry.load(PLUGIN_ID);
     const apply = (): void => {
-      sidebar.pollIntervalMs = settings.get('pollIntervalMs').composite as number;
+      sidebar.pollIntervalMs = settings.get('pollIntervalMs')
+        .composite as number;
     };
     apply();
     settings.changed.connect(apply);
   } catch (err) {
-    console.warn(`jupyter-hashline: sidebar settings not loaded (${String(err)}); using defaults`);
+    console.warn(
+      `jupyter-hashline: sidebar settings not loaded (${String(err)}); using defaults`
+    );
   }
 }
 

@@ -21,7 +21,12 @@
 
 import { Widget } from '@lumino/widgets';
 
-import { type BusEvent, type BusEvents, type Tab, tabsChangedBy } from './events';
+import {
+  type BusEvent,
+  type BusEvents,
+  type Tab,
+  tabsChangedBy
+} from './events';
 import type { ActivityEdit, SessionDetailView } from './model';
 import { sessionDetail } from './model';
 import {
@@ -183,7 +188,11 @@ export class HashlineSidebar extends Widget {
   }
 
   private _onEvent(_sender: unknown, event: BusEvent): void {
-    if (!this.isDisposed && this.isVisible && tabsChangedBy(event).includes(this._tab)) {
+    if (
+      !this.isDisposed &&
+      this.isVisible &&
+      tabsChangedBy(event).includes(this._tab)
+    ) {
       void this.refresh();
     }
   }

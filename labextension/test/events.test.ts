@@ -5,11 +5,16 @@ import { tabsChangedBy } from '../src/events';
 
 describe('tabsChangedBy', () => {
   it('maps an edit to the activity and snapshots tabs', () => {
-    expect(tabsChangedBy({ schema_id: ACTIVITY_EVENT_ID })).toEqual(['activity', 'snapshots']);
+    expect(tabsChangedBy({ schema_id: ACTIVITY_EVENT_ID })).toEqual([
+      'activity',
+      'snapshots'
+    ]);
   });
 
   it('maps a session post to the sessions tab', () => {
-    expect(tabsChangedBy({ schema_id: SESSION_EVENT_ID })).toEqual(['sessions']);
+    expect(tabsChangedBy({ schema_id: SESSION_EVENT_ID })).toEqual([
+      'sessions'
+    ]);
   });
 
   it('ignores events of other schemas, including other versions of ours', () => {
@@ -23,7 +28,11 @@ describe('tabsChangedBy', () => {
   });
 
   it('uses the ids of the server schemas', () => {
-    expect(ACTIVITY_EVENT_ID).toBe('https://events.jupyter.org/jupyter_hashline/activity/v1');
-    expect(SESSION_EVENT_ID).toBe('https://events.jupyter.org/jupyter_hashline/session/v1');
+    expect(ACTIVITY_EVENT_ID).toBe(
+      'https://events.jupyter.org/jupyter_hashline/activity/v1'
+    );
+    expect(SESSION_EVENT_ID).toBe(
+      'https://events.jupyter.org/jupyter_hashline/session/v1'
+    );
   });
 });

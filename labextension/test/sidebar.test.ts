@@ -4,7 +4,11 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
 import { ACTIVITY_EVENT_ID, SESSION_EVENT_ID } from '../src/event-types';
 import type { BusEvent } from '../src/events';
-import { CLOCK_INTERVAL_MS, HashlineSidebar, type SidebarSource } from '../src/sidebar';
+import {
+  CLOCK_INTERVAL_MS,
+  HashlineSidebar,
+  type SidebarSource
+} from '../src/sidebar';
 import type { ActivityResponse } from '../src/rest-types';
 import { NOW, SNAPSHOT, TRACKED, edit, summary } from './fixtures';
 
@@ -106,18 +110,30 @@ describe('HashlineSidebar', () => {
     expect(sidebar.node.querySelector('.jp-hashline-edit')).toBe(first);
     source.edits = [edit({ id: 3, path: 'c.ipynb' }), ...source.edits];
     await vi.advanceTimersByTimeAsync(1000);
-    const paths = [...sidebar.node.querySelectorAll('.jp-hashline-edit-open')].map(n => n.textContent);
+    const paths = [
+      ...sidebar.node.querySelectorAll('.jp-hashline-edit-open')
+    ].map(n => n.textContent);
     expect(paths).toEqual(['c.ipynb', 'b.ipynb', 'analysis.ipynb']);
   });
 
   it('expands an edit to its diff and opens it on click', async () => {
     Widget.attach(sidebar, document.body);
     await settle();
-    const toggle = sidebar.node.querySelector<HTMLButtonElement>('[data-edit-id="1"] .jp-hashline-edit-toggle')!;
+    const toggle = sidebar.node.querySelector<HTMLButtonElement>(
+      '[data-edit-id="1"] .jp-hashline-edit-toggle'
+    )!;
     toggle.click();
-    expect(sidebar.node.querySelector('[data-edit-id="1"] .jp-hashline-diff')).not.toBeNull();
-    expect(sidebar.node.querySelector('[data-edit-id="2"] .jp-hashline-diff')).toBeNull();
-    sidebar.node.querySelector<HTMLButtonElement>('[data-edit-id="1"] .jp-hashline-edit-open')!.click();
+    expect(
+      sidebar.node.querySelector('[data-edit-id="1"] .jp-hashline-diff')
+    ).not.toBeNull();
+    expect(
+      sidebar.node.querySelector('[data-edit-id="2"] .jp-hashline-diff')
+    ).toBeNull();
+    sidebar.node
+      .querySelector<HTMLButtonElement>(
+        '[data-edit-id="1"] .jp-hashline-edit-open'
+      )!
+      .click();
     expect(opened).toEqual(['analysis.ipynb']);
   });
 
@@ -125,7 +141,9 @@ describe('HashlineSidebar', () => {
     source.fail = 'GET hashline/activity answered HTTP 500.';
     Widget.attach(sidebar, document.body);
     await settle();
-    expect(sidebar.node.querySelector('.jp-hashline-error')?.textContent).toContain('HTTP 500');
+    expect(
+      sidebar.node.querySelector('.jp-hashline-error')?.textContent
+    ).toContain('HTTP 500');
     source.fail = null;
     await vi.advanceTimersByTimeAsync(1000);
     expect(sidebar.node.querySelector('.jp-hashline-error')).toBeNull();
@@ -135,16 +153,24 @@ describe('HashlineSidebar', () => {
   it('switches tabs and loads session details on expand', async () => {
     Widget.attach(sidebar, document.body);
     await settle();
-    sidebar.node.querySelector<HTMLButtonElement>('.jp-hashline-tab-sessions')!.click();
+    sidebar.node
+      .querySelector<HTMLButtonElement>('.jp-hashline-tab-sessions')!
+      .click();
     await settle();
     expect(sidebar.tab).toBe('sessions');
-    sidebar.node.querySelector<HTMLButtonElement>('.jp-hashline-session-toggle')!.click();
+    sidebar.node
+      .querySelector<HTMLButtonElement>('.jp-hashline-session-toggle')!
+      .click();
     await settle();
     const detail = sidebar.node.querySelector('.jp-hashline-session-detail');
     expect(detail?.textContent).toContain('Rebuild audit');
-    sidebar.node.querySelector<HTMLButtonElement>('.jp-hashline-tab-snapshots')!.click();
+    sidebar.node
+      .querySelector<HTMLButtonElement>('.jp-hashline-tab-snapshots')!
+      .click();
     await settle();
-    expect(sidebar.node.querySelector('.jp-hashline-path')?.textContent).toBe('analysis.ipynb');
+    expect(sidebar.node.querySelector('.jp-hashline-path')?.textContent).toBe(
+      'analysis.ipynb'
+    );
   });
 });
 
@@ -187,12 +213,18 @@ describe('HashlineSidebar on the event bus', () => {
     bus.emit(activity);
     await settle();
     expect(source.activityCalls).toBe(2);
-    expect(sidebar.node.querySelector('.jp-hashline-edit-open')?.textContent).toBe('new.ipynb');
+    expect(
+      sidebar.node.querySelector('.jp-hashline-edit-open')?.textContent
+    ).toBe('new.ipynb');
     bus.emit(session); // the sessions tab is not visible
-    bus.emit({ schema_id: 'https://events.jupyter.org/jupyter_server/contents_service/v1' });
+    bus.emit({
+      schema_id: 'https://events.jupyter.org/jupyter_server/contents_service/v1'
+    });
     await settle();
     expect([source.activityCalls, source.sessionsCalls]).toEqual([2, 0]);
-    sidebar.node.querySelector<HTMLButtonElement>('.jp-hashline-tab-sessions')!.click();
+    sidebar.node
+      .querySelector<HTMLButtonElement>('.jp-hashline-tab-sessions')!
+      .click();
     await settle();
     expect(source.sessionsCalls).toBe(1);
     bus.emit(session);
@@ -218,7 +250,9 @@ describe('HashlineSidebar on the event bus', () => {
     await settle();
     await settle();
     expect(source.activityCalls).toBe(3); // one follow-up for three events
-    expect(sidebar.node.querySelector('.jp-hashline-edit-open')?.textContent).toBe('late.ipynb');
+    expect(
+      sidebar.node.querySelector('.jp-hashline-edit-open')?.textContent
+    ).toBe('late.ipynb');
   });
 
   it('ignores events while hidden and catches up when shown', async () => {
@@ -255,7 +289,8 @@ describe('HashlineSidebar on the event bus', () => {
     Widget.attach(sidebar, document.body);
     await settle();
     const label = (): string | undefined =>
-      sidebar.node.querySelector<HTMLElement>('[data-edit-id="2"] [data-at-ms]')?.textContent ?? undefined;
+      sidebar.node.querySelector<HTMLElement>('[data-edit-id="2"] [data-at-ms]')
+        ?.textContent ?? undefined;
     expect(label()).toBe('1 min ago');
     clock += 5 * 60_000;
     await vi.advanceTimersByTimeAsync(CLOCK_INTERVAL_MS);

@@ -12,11 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from testkit.rest import Api, write_notebook
 from jsonschema import Draft7Validator
 from jupyter_events.logger import EventLogger
+from testkit.rest import Api, write_notebook
 
-from jupyter_hashline.tools import ActivityLog
 from jupyter_hashline.server.events import (
     ACTIVITY_EVENT,
     EVENT_NAMESPACE,
@@ -26,6 +25,7 @@ from jupyter_hashline.server.events import (
     event_schema,
 )
 from jupyter_hashline.server.sessions import SessionRegistry
+from jupyter_hashline.tools import ActivityLog
 
 Event = tuple[str, dict[str, Any]]
 SNAPSHOT = {"zones": {}, "cache": {}, "audit": [], "edits": []}
