@@ -79,7 +79,10 @@ def cell_source(cell: Mapping[str, Any]) -> str:
     if isinstance(source, str):
         return source
     if isinstance(source, list):
-        return "".join(source)
+        try:
+            return "".join(source)
+        except TypeError:  # an invalid file: show the text parts; a write validates the cell
+            return "".join(part for part in source if isinstance(part, str))
     return ""
 
 

@@ -48,10 +48,13 @@ def token_agent(token: str) -> str:
 
 
 def _invents_token_users(provider: IdentityProvider) -> bool:
-    """True when `provider` makes a new random user for each token request (jupyter_server's
-    own behaviour); a provider that names token users (e.g. JupyterHub's) keeps its names."""
-    invent = type(provider).generate_anonymous_user
-    return bool(invent is IdentityProvider.generate_anonymous_user)
+    """True when `provider` makes a new random user for each token request: jupyter_server's
+    own way of finding users. A provider that finds users its own way (JupyterHub's asks the
+    hub who owns the token) keeps their names."""
+    cls = type(provider)
+    default_lookup = cls.get_user is IdentityProvider.get_user
+    default_invent = cls.generate_anonymous_user is IdentityProvider.generate_anonymous_user
+    return default_lookup and default_invent
 
 
 class HashlineHandler(APIHandler):

@@ -90,7 +90,7 @@ async def test_an_edit_emits_a_schema_valid_activity_event(
     assert {k: data[k] for k in ("id", "path", "op", "who", "source", "cells", "at_ms")} == {
         k: record[k] for k in ("id", "path", "op", "who", "source", "cells", "at_ms")
     }
-    assert data["who"] == "Ada Lovelace" and data["cells"] == ["cell-1"]
+    assert data["who"] == "ada" and data["cells"] == ["cell-1"]
     assert (data["header_before"], data["header_after"]) == (
         read["header"],
         reply["sections"][0]["header"],
