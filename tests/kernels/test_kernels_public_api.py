@@ -1,5 +1,5 @@
 """The public names of jupyter_hashline.kernels: pinned. Importing the package loads no
-kernel or server machinery."""
+kernel or server machinery; the directory pool (jupyter_client) only when imported itself."""
 
 from __future__ import annotations
 
@@ -50,3 +50,9 @@ def loaded_after(code: str) -> list[str]:
 
 def test_the_package_loads_no_kernel_or_server_code() -> None:
     assert loaded_after("import jupyter_hashline.kernels") == []
+
+
+def test_the_directory_pool_loads_jupyter_client_but_no_server() -> None:
+    loaded = loaded_after("import jupyter_hashline.kernels.pool")
+    assert "jupyter_client" in loaded
+    assert "jupyter_server" not in loaded and "ipywidgets" not in loaded
