@@ -37,6 +37,7 @@ from jupyter_client import AsyncKernelManager
 from jupyter_client.kernelspec import KernelSpecManager
 
 from ..notebook import NotebookFilesystem
+from .clients import own_client
 from .errors import KernelDiedError, KernelUnavailableError
 from .execute import KernelOutcome, OutputListener, execute_cells
 from .kernelspec import DEFAULT_KERNEL, choose_kernel, notebook_metadata
@@ -190,8 +191,7 @@ class DirectoryKernelPool:
             await manager.start_kernel(
                 cwd=str(notebook.parent), stdout=log, stderr=subprocess.STDOUT
             )
-            client = manager.client()
-            client.start_channels()
+            client = own_client(manager)
             await client.wait_for_ready(timeout=self.startup_timeout_s)
         except Exception as err:
             await _shutdown(_Kernel(manager, None, name, log))
