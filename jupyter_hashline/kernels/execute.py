@@ -10,7 +10,9 @@ Invariants:
 - The time limit counts from when this cell starts in the kernel (its `busy` status or
   `execute_input`), not from when it was sent. On the limit the kernel is interrupted and the
   cell reports `timeout` with what it printed so far; if the kernel does not come back within
-  `interrupt_grace_s`, the result says the kernel is stuck (`KernelOutcome.STUCK`).
+  `interrupt_grace_s`, the result says the kernel is stuck (`KernelOutcome.STUCK`). A cell
+  that has not started is never interrupted (the kernel would stop someone else's work): if
+  it is still queued twice its limit after it was sent, it reports `busy` and is left queued.
 - A kernel that dies mid-cell ends the cell as `error` with a note, and `KernelOutcome.DIED`.
 - No import of jupyter_client here: the kernel is reached through `ExecutionTarget`.
 """
@@ -33,6 +35,10 @@ POLL_S = 0.25
 INTERRUPT_GRACE_S = 5.0
 REPLY_WAIT_S = 5.0
 DIED_NOTE = "the kernel died while running this cell"
+QUEUED_NOTE = (
+    "sent when the kernel was idle, but someone else's execution started first and is still "
+    "running; this cell is queued behind it and runs when it ends (its outputs are not written)"
+)
 
 OutputListener = Callable[[str, tuple[OutputEvent, ...]], None]
 """Called with a cell id and the changes to its outputs, as they arrive."""
@@ -81,8 +87,16 @@ class _Progress:
     interrupted_at: float | None = None
     finished_at: float | None = None
 
-    def deadline(self) -> float:
-        return (self.started_at or self.sent_at) + self.timeout_s
+    def overdue(self, now: float) -> bool:
+        """The cell ran past its limit (counted from its own start) and is not yet stopped."""
+        started = self.started_at
+        return (
+            started is not None and self.interrupted_at is None and now >= started + self.timeout_s
+        )
+
+    def never_started(self, now: float) -> bool:
+        """Still queued behind someone else's work a whole limit after its limit would end."""
+        return self.started_at is None and now >= self.sent_at + 2 * self.timeout_s
 
 
 async def execute_cell(
@@ -102,6 +116,10 @@ async def execute_cell(
     outcome = await _follow(
         target, msg_id, cell.cell_id, progress, collector, on_output, interrupt_grace_s
     )
+    if outcome is None:
+        return Execution(
+            CellRun(cell.cell_id, RunStatus.BUSY, note=QUEUED_NOTE), KernelOutcome.USABLE
+        )
     if outcome is KernelOutcome.DIED:
         return Execution(_cell_run(cell, RunStatus.ERROR, collector, progress, DIED_NOTE), outcome)
     if outcome is KernelOutcome.STUCK:
@@ -122,9 +140,9 @@ def _verdict(reply: Mapping[str, Any], collector: OutputCollector) -> tuple[RunS
     status = reply.get("status")
     if status == "aborted":
         return RunStatus.ERROR, "the kernel aborted this request"
-    if status == "error" or any(o.get("output_type") == "error" for o in collector.outputs):
+    if status is None and any(o.get("output_type") == "error" for o in collector.outputs):
         return RunStatus.ERROR, ""
-    return RunStatus.OK, ""
+    return (RunStatus.ERROR if status == "error" else RunStatus.OK), ""
 
 
 async def _follow(
@@ -135,13 +153,16 @@ async def _follow(
     collector: OutputCollector,
     on_output: OutputListener | None,
     interrupt_grace_s: float,
-) -> KernelOutcome:
-    """Read IOPub until this request goes idle, the kernel dies, or it will not stop."""
+) -> KernelOutcome | None:
+    """Read IOPub until this request goes idle, the kernel dies, or it will not stop; None
+    when the request never started (only the cell's own run is ever interrupted)."""
     while True:
         now = time.monotonic()
-        if progress.interrupted_at is None and now >= progress.deadline():
+        if progress.overdue(now):
             progress.interrupted_at = now
             await target.interrupt()
+        if progress.never_started(now):
+            return None
         stopping_since = progress.interrupted_at
         if stopping_since is not None and now >= stopping_since + interrupt_grace_s:
             progress.finished_at = now

@@ -24,6 +24,7 @@ from jupyter_hashline.kernels import (
     StaleCellsError,
     plan_run,
 )
+from jupyter_hashline.kernels.clients import own_client
 from jupyter_hashline.kernels.pool import DirectoryKernelPool
 from jupyter_hashline.notebook import NotebookFilesystem
 
@@ -262,3 +263,24 @@ async def test_close_shuts_every_kernel_down(fs: NotebookFilesystem, tmp_path: P
     assert not await manager.is_alive()
     with pytest.raises(KernelUnavailableError, match="closed"):
         await pool.run(NB, [CellToRun("c0", "1")])
+
+
+async def test_a_cell_queued_behind_someone_elses_work_is_never_interrupting_it(
+    pool: DirectoryKernelPool, tmp_path: Path
+) -> None:
+    """The time limit counts from the cell's own start: another client's long cell is
+    never interrupted; a cell still queued after twice its limit reports busy."""
+    write_notebook(tmp_path, "print('agent')")
+    await pool.run(NB, [CellToRun("c0", "print('agent')")], timeout_s=30)
+    other = own_client(pool._kernels[NB].manager)
+    try:
+        await other.wait_for_ready(timeout=30)
+        msg_id = other.execute("import time\ntime.sleep(3.5)\nprint('other done')")
+        run = await pool.run(NB, [CellToRun("c0", "print('agent')")], timeout_s=1)
+        [cell] = run.cells
+        assert cell.status is RunStatus.BUSY and "queued behind it" in cell.note
+        reply = await other.get_shell_msg(timeout=30)
+        assert reply["parent_header"]["msg_id"] == msg_id
+        assert reply["content"]["status"] == "ok"  # not interrupted
+    finally:
+        other.stop_channels()
