@@ -9,7 +9,13 @@ import pytest
 from nbtestkit import Storage, analysis, dumps
 
 from jupyter_hashline.hashline.errors import HashlineError, InvalidNotebookError
-from jupyter_hashline.notebook import NotebookFilesystem, project_notebook
+from jupyter_hashline.hashline.memory_fs import InMemoryFilesystem
+from jupyter_hashline.notebook import (
+    NotebookFilesystem,
+    load_notebook,
+    parse_projection,
+    project_notebook,
+)
 from jupyter_hashline.notebook.executed import with_executed
 
 RESULT = {"output_type": "execute_result", "data": {"text/plain": "42"}, "metadata": {},
@@ -120,3 +126,37 @@ def test_with_executed_keeps_unchanged_cells_and_the_input_as_they_were() -> Non
     assert merged["cells"][3]["outputs"] == [RESULT]
     same, _ = with_executed(nb, {})
     assert same is nb
+
+
+@pytest.mark.corpus
+async def test_on_every_corpus_notebook_only_the_run_cell_changes(corpus_dir: Path) -> None:
+    """Real notebooks (every nbformat 4 minor, with and without ids): writing a run's outputs
+    into one code cell leaves every other cell, the metadata and the projection as they were.
+    (A v3 file is converted to v4 by any write, an edit's too.)"""
+    rows = [
+        line.split("\t")[0]
+        for line in (corpus_dir / "MANIFEST.tsv").read_text("utf-8").splitlines()[1:]
+    ]
+    checked = 0
+    for name in (r for r in rows if r.endswith(".ipynb") and not r.startswith("invalid/")):
+        raw = (corpus_dir / name).read_text("utf-8")
+        fs = NotebookFilesystem(InMemoryFilesystem())
+        fs.inner.set(name, raw)
+        text = await fs.read_text(name)
+        code = [c for c in parse_projection(text) if c.cell_type == "code"]
+        if not code or '"nbformat": 4' not in raw or load_notebook(raw).write_problem():
+            continue
+        target = code[-1].cell_id
+        assert target is not None
+        result = await fs.write_outputs(name, {target: ([STREAM], 77)})
+        # compared as loaded (line lists joined): how the serializer lays out a file is not
+        # this method's business
+        before, after = load_notebook(raw).nb, load_notebook(fs.inner.get(name)).nb
+        index = [c.cell_id for c in parse_projection(text)].index(target)
+        assert after["cells"][index]["execution_count"] == 77
+        assert after["cells"][index]["outputs"] == [STREAM]
+        others = [c for i, c in enumerate(after["cells"]) if i != index]
+        assert others == [c for i, c in enumerate(before["cells"]) if i != index], name
+        assert after["metadata"] == before["metadata"] and result.text == text
+        checked += 1
+    assert checked >= 20
