@@ -1,8 +1,11 @@
 """The package's layers, read from its source: every import (module level, function level and
 `TYPE_CHECKING` blocks alike) must point downward.
 
-    server, widgets, mcp  ->  agent  ->  tools  ->  notebook, zones  ->  hashline
+    server, widgets, mcp  ->  agent  ->  tools  ->  kernels  ->  notebook, zones  ->  hashline
     cli, demo (the entry points) may use any of them.
+
+`kernels/` is the pure gate and results of running cells; its kernel pool (jupyter_client) is
+imported only by the surfaces that start kernels, never by `tools/`.
 
 Also: only `tools/` imports the `Patcher`; only `server/` imports jupyter_server or tornado;
 `tools/` imports no Jupyter server, tornado, ipywidgets or kernel client; no import cycle
@@ -26,13 +29,14 @@ RANK = {
     "hashline": 0,
     "notebook": 1,
     "zones": 1,
-    "tools": 2,
-    "agent": 3,
-    "server": 4,
-    "widgets": 4,
-    "mcp": 4,
-    "cli": 5,
-    "demo": 5,
+    "kernels": 2,
+    "tools": 3,
+    "agent": 4,
+    "server": 5,
+    "widgets": 5,
+    "mcp": 5,
+    "cli": 6,
+    "demo": 6,
 }
 ALLOWED_UPWARD = {
     # `session.panel()`: the ipywidgets panel of a session, imported only when asked for.

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from nbtestkit import Storage, analysis, dumps
 
-from jupyter_hashline.hashline.errors import HashlineError, InvalidNotebookError
+from jupyter_hashline.hashline.errors import HashlineError
 from jupyter_hashline.hashline.memory_fs import InMemoryFilesystem
 from jupyter_hashline.notebook import (
     NotebookFilesystem,
@@ -16,6 +16,7 @@ from jupyter_hashline.notebook import (
     parse_projection,
     project_notebook,
 )
+from jupyter_hashline.notebook.errors import InvalidNotebookError
 from jupyter_hashline.notebook.executed import with_executed
 
 RESULT = {"output_type": "execute_result", "data": {"text/plain": "42"}, "metadata": {},

@@ -16,11 +16,11 @@ from typing import Any
 
 import nbformat
 import pytest
-from testkit.rest import Fetch, NamedUserProvider, write_notebook
 from httpx_ws import AsyncWebSocketSession, aconnect_ws
 from jupyter_ydoc import YNotebook
 from pycrdt import Provider
 from pycrdt.websocket.websocket import HttpxWebsocket
+from testkit.rest import Fetch, NamedUserProvider, write_notebook
 from traitlets.config import Config
 
 from jupyter_hashline.hashline import section_tag
