@@ -2,13 +2,19 @@
 
 Wraps any `Filesystem` (disk, in-memory, the server's contents manager). For `.ipynb` paths:
 `read_text` returns the projection (hashline's, or a jupytext format); `write_text` re-reads the
-current notebook, merges the text into it, validates what changed, serializes exactly as
-Jupyter does, writes through the inner filesystem (atomic there) and returns the projection of
-what landed. Every other path passes through untouched.
+current notebook, merges the text into it, repairs what JupyterLab repairs on save (repair.py),
+validates what changed, serializes exactly as Jupyter does, writes through the inner filesystem
+(atomic there) and returns the projection of what landed. Every other path passes through.
 
 Invariants:
-- A write never touches a file that cannot be parsed or that fails validation (repairable id
-  problems aside): it raises `InvalidNotebookError` saying why and what to do.
+- A write never touches a file that cannot be parsed, whose top level (metadata, version)
+  fails validation, or that the edit would make invalid (a changed or new cell failing the
+  schema): it raises `InvalidNotebookError` saying why and what to do. Cells the edit does not
+  change are not validated again (that would cost more than the whole write): they are kept
+  exactly as they are.
+- The text written is `nbformat.writes(merged) + "\n"`; where the file is in nbformat's layout
+  the cells the edit did not change keep their bytes (layout.py), so a one-line edit serializes
+  one cell.
 - Writing the text a read returned changes nothing and writes nothing, so the file stays byte
   identical (whatever its layout).
 - Parsing is cached by the raw file text (a read followed by a write parses once; the text a
@@ -27,14 +33,17 @@ from typing import Any
 
 from ..hashline.errors import AnchorError, HashlineError, InvalidNotebookError, is_not_found
 from ..hashline.filesystem import Filesystem, LineRebase, RebaseRefusal, WriteResult
-from .ids import IdSource
+from .ids import IdSource, display_ids
 from .jupytext_view import check_format, jupytext_text, merge_jupytext
-from .loading import LoadedNotebook, changed_cells_problem, load_notebook, notebook_problem
+from .layout import CellLayout, assemble, written_layout
+from .loading import LoadedNotebook, load_notebook, paused_gc
 from .merge import merge_projection
 from .outputs import DEFAULT_MAX_CHARS, cell_outputs, output_summary
 from .projection import cell_source, parse_projection
 from .rebase import rebase_lines
+from .repair import repair_cells
 from .serialize import CellJsonCache, serialize_notebook
+from .validation import cells_problem, notebook_problem
 
 HASHLINE = "hashline"
 SUMMARY_PREFIX = "   ⎿ "
@@ -110,17 +119,29 @@ class NotebookFilesystem(Filesystem):
         if not is_notebook_path(path):
             return await self._inner_write(path, content)
         current = await self._read_if_exists(path)
+        with paused_gc():
+            planned = self._plan_write(path, current, content)
+        if isinstance(planned, LoadedNotebook):
+            return WriteResult(self._view(planned))
+        written, notes = planned
+        landed = await self._inner_write(path, written.raw)
+        loaded = self._remember(path, written, landed.text)
+        return WriteResult(self._view(loaded), (*notes, *landed.warnings))
+
+    def _plan_write(
+        self, path: str, current: LoadedNotebook | None, content: str
+    ) -> LoadedNotebook | tuple[LoadedNotebook, tuple[str, ...]]:
+        """The notebook to write and the notes on it, or `current` when nothing changes."""
         if current is not None:
             self._check_writable(path, current)
         base = current.nb if current is not None else new_notebook()
         merged, warnings = self._merge(base, content)
         if current is not None and merged is current.nb:
-            return WriteResult(self._view(current))
+            return current
+        merged, repairs = repair_cells(merged)
         self._check_merged(path, current, merged)
-        text = serialize_notebook(merged, cache=self._cells)
-        landed = await self._inner_write(path, text)
-        loaded = self._remember(path, LoadedNotebook(text, merged, validated=True), landed.text)
-        return WriteResult(self._view(loaded), (*warnings, *landed.warnings))
+        text, layout = self._serialize(current, merged)
+        return LoadedNotebook(text, merged, layout=layout), (*warnings, *repairs)
 
     async def preflight_write(self, path: str) -> None:
         preflight = getattr(self.inner, "preflight_write", None)
@@ -263,6 +284,18 @@ class NotebookFilesystem(Filesystem):
             )
         return merge_jupytext(base, content, self.projection)
 
+    def _serialize(
+        self, current: LoadedNotebook | None, merged: dict[str, Any]
+    ) -> tuple[str, CellLayout | None]:
+        """The file text of `merged`: the current file's bytes for the cells it kept where the
+        file is in nbformat's layout, else serialized in full."""
+        if current is not None and current.layout is not None:
+            built = assemble(current.raw, current.nb, current.layout, merged)
+            if built is not None:
+                return built
+        text = serialize_notebook(merged, cache=self._cells)
+        return text, written_layout(text, merged)
+
     def _check_writable(self, path: str, current: LoadedNotebook) -> None:
         problem = current.write_problem()
         if problem is not None:
@@ -276,20 +309,27 @@ class NotebookFilesystem(Filesystem):
         self, path: str, current: LoadedNotebook | None, merged: Mapping[str, Any]
     ) -> None:
         cells: Sequence[Any] = merged.get("cells", [])
-        if (
-            current is None
-            or not self.hashline
-            or current.nb.get("nbformat_minor") != merged.get("nbformat_minor")
-        ):
+        if current is None or not _same_top(current.nb, merged):
             problem = notebook_problem(merged)
         else:
             before = {id(cell) for cell in current.nb.get("cells", [])}
             changed = [cell for cell in cells if id(cell) not in before]
-            names = {id(cell): str(cell.get("id", "?")) for cell in changed}
-            problem = changed_cells_problem(merged, changed, names)
+            problem = cells_problem(merged, changed, lambda: _shown_names(cells))
         if problem is not None:
             raise InvalidNotebookError(
-                f"The edit would make {path} an invalid notebook ({problem}). Nothing was "
-                "written. Cell types are code, markdown and raw; fix the marker or the text "
-                "and send the edit again."
+                f"After the edit {path} would not be a valid notebook ({problem}). Nothing "
+                "was written. Cell types are code, markdown and raw; fix the marker or the "
+                "text and send the edit again."
             )
+
+
+def _same_top(base: Mapping[str, Any], merged: Mapping[str, Any]) -> bool:
+    """Whether everything but the cells is the very same (so it needs no validation again)."""
+    if base.keys() != merged.keys():
+        return False
+    return all(merged[key] is base[key] for key in base if key != "cells")
+
+
+def _shown_names(cells: Sequence[Any]) -> dict[int, str]:
+    shown = display_ids([c if isinstance(c, Mapping) else {} for c in cells]).ids
+    return {id(cell): cid for cell, cid in zip(cells, shown, strict=True)}
