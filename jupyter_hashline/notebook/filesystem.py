@@ -59,12 +59,13 @@ def _output_notes(nb: Mapping[str, Any], summaries: CellJsonCache) -> dict[int, 
     for cell in nb.get("cells", []):
         source = cell_source(cell)
         line += source.count("\n") + 1 if source else 0
-        summary = summaries.get(cell)
-        if summary is None:
-            summary = output_summary(cell) or ""
-            summaries.put(cell, summary)
-        if summary:
-            notes[line] = (SUMMARY_PREFIX + summary,)
+        if cell.get("outputs"):
+            summary = summaries.get(cell)
+            if summary is None:
+                summary = output_summary(cell) or ""
+                summaries.put(cell, summary)
+            if summary:
+                notes[line] = (SUMMARY_PREFIX + summary,)
         line += 1
     return notes
 
@@ -135,10 +136,10 @@ class NotebookFilesystem(Filesystem):
         if current is not None:
             self._check_writable(path, current)
         base = current.nb if current is not None else new_notebook()
-        merged, warnings = self._merge(base, content)
+        merged, warnings = self._merge(base, content, current)
         if current is not None and merged is current.nb:
             return current
-        merged, repairs = repair_cells(merged)
+        merged, repairs = repair_cells(merged, _to_look_at(current, merged))
         self._check_merged(path, current, merged)
         text, layout = self._serialize(current, merged)
         return LoadedNotebook(text, merged, layout=layout), (*warnings, *repairs)
@@ -277,10 +278,16 @@ class NotebookFilesystem(Filesystem):
             return None
         return loaded if loaded.projection == text else None
 
-    def _merge(self, base: dict[str, Any], content: str) -> tuple[dict[str, Any], list[str]]:
+    def _merge(
+        self, base: dict[str, Any], content: str, current: LoadedNotebook | None
+    ) -> tuple[dict[str, Any], list[str]]:
         if self.hashline:
             return merge_projection(
-                base, content, clear_outputs_on_edit=self.clear_outputs_on_edit, new_id=self._new_id
+                base,
+                content,
+                clear_outputs_on_edit=self.clear_outputs_on_edit,
+                new_id=self._new_id,
+                shown=current.ids if current is not None else None,
             )
         return merge_jupytext(base, content, self.projection)
 
@@ -321,6 +328,20 @@ class NotebookFilesystem(Filesystem):
                 "was written. Cell types are code, markdown and raw; fix the marker or the "
                 "text and send the edit again."
             )
+
+
+def _to_look_at(current: LoadedNotebook | None, merged: Mapping[str, Any]) -> list[int] | None:
+    """The cells of `merged` a repair must look at: new or changed ones, and unchanged ones the
+    load found in need of one (None: all, for a new notebook)."""
+    if current is None:
+        return None
+    where = {id(cell): index for index, cell in enumerate(current.nb.get("cells", []))}
+    flagged = current.survey.repairable
+    return [
+        k
+        for k, cell in enumerate(merged.get("cells", []))
+        if (index := where.get(id(cell))) is None or index in flagged
+    ]
 
 
 def _same_top(base: Mapping[str, Any], merged: Mapping[str, Any]) -> bool:

@@ -23,15 +23,17 @@ import contextlib
 import gc
 import json
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import nbformat
 
 from ..hashline.errors import InvalidNotebookError
-from .ids import DisplayIds, display_ids
+from .ids import DisplayIds, display_ids, is_legacy
 from .layout import CellLayout, find_layout
 from .projection import project_notebook
-from .validation import structure_problem, top_level_problem
+from .repair import needs_repair
+from .validation import cell_structure_problem, structure_problem, top_level_problem
 
 try:  # orjson is a declared dependency; the stdlib keeps working where it cannot be installed
     import orjson
@@ -42,6 +44,25 @@ except ImportError:  # pragma: no cover - exercised only without orjson
 
 Notebook = dict[str, Any]
 _NB_TRANSIENT = ("orig_nbformat", "orig_nbformat_minor", "signature")
+_SORTED_CELL_KEYS = frozenset(
+    {
+        ("cell_type", "execution_count", "id", "metadata", "outputs", "source"),
+        ("cell_type", "execution_count", "metadata", "outputs", "source"),
+        ("cell_type", "id", "metadata", "source"),
+        ("cell_type", "metadata", "source"),
+        ("attachments", "cell_type", "id", "metadata", "source"),
+        ("attachments", "cell_type", "metadata", "source"),
+    }
+)
+"""The key orders of ordinary cells as nbformat writes them (sorted): checked by one lookup."""
+_SORTED_OUTPUT_KEYS = frozenset(
+    {
+        ("name", "output_type", "text"),
+        ("data", "execution_count", "metadata", "output_type"),
+        ("data", "metadata", "output_type"),
+        ("ename", "evalue", "output_type", "traceback"),
+    }
+)
 SPLIT_MIMES = frozenset({"application/javascript", "image/svg+xml"})
 """Mime types besides `text/*` whose values nbformat stores as lists of lines."""
 _UNSET = object()
@@ -79,11 +100,12 @@ class LoadedNotebook:
     """One version of a notebook file: its raw text, the notebook, and what it projects to.
 
     Treat `nb` as immutable: it is shared with caches (projections, summaries, the layout).
-    `suspect` holds the indices of cells whose stored form nbformat would rewrite (a source
-    not stored as its lines, transient metadata, unsorted keys): their bytes are never reused.
+    `survey` says which cells are stored unlike nbformat (a source not stored as its lines,
+    transient metadata, unsorted keys: their bytes are never reused), which need a repair on
+    write, and which is too broken to write.
     """
 
-    __slots__ = ("_ids", "_layout", "_projection", "_top", "_views", "nb", "raw", "suspect")
+    __slots__ = ("_ids", "_layout", "_projection", "_top", "_views", "nb", "raw", "survey")
 
     def __init__(
         self,
@@ -91,12 +113,14 @@ class LoadedNotebook:
         nb: Notebook,
         *,
         layout: CellLayout | object | None = _UNSET,
-        suspect: frozenset[int] = frozenset(),
+        survey: CellSurvey | None = None,
     ) -> None:
-        """`layout` when the caller knows it (it just wrote `raw`), else found on demand."""
+        """`layout` when the caller knows it (it just wrote `raw`), else found on demand;
+        `survey` when the cells were surveyed (else the cells count as checked and clean: a
+        notebook this package just built)."""
         self.raw = raw
         self.nb = nb
-        self.suspect = suspect
+        self.survey = survey or CellSurvey()
         self._layout = layout
         self._top: object = _UNSET
         self._projection: str | None = None
@@ -120,7 +144,7 @@ class LoadedNotebook:
     def layout(self) -> CellLayout | None:
         """Where each cell's bytes are in `raw`, when they can be reused as they are (cached)."""
         if self._layout is _UNSET:
-            self._layout = find_layout(self.raw, self.nb, self.suspect)
+            self._layout = find_layout(self.raw, self.nb, self.survey.suspect)
         return self._layout  # type: ignore[return-value]
 
     def write_problem(self) -> str | None:
@@ -128,7 +152,7 @@ class LoadedNotebook:
         version) fails the schema, or a cell is too broken to be a cell (validation.py). Other
         schema problems of cells are left to the writes that change those cells. Cached."""
         if self._top is _UNSET:
-            self._top = top_level_problem(self.nb) or structure_problem(self.nb)
+            self._top = top_level_problem(self.nb) or self.survey.broken
         return self._top  # type: ignore[return-value]
 
     def view(self, fmt: str, render: Callable[[Notebook, str], Any]) -> Any:
@@ -167,8 +191,7 @@ def _load(raw: str, path: str) -> LoadedNotebook:
             f"{path} is not a readable notebook: cell {odd + 1} is not a JSON object. Repair the "
             "file (or restore it from version control), then read it again."
         )
-    suspect = _join_sources(data)
-    return LoadedNotebook(raw, data, suspect=suspect)
+    return LoadedNotebook(raw, data, survey=_join_sources(data))
 
 
 def _converted(raw: str, version: int, path: str) -> Notebook:
@@ -189,8 +212,20 @@ def _converted(raw: str, version: int, path: str) -> Notebook:
     return rejoin_lines(nb)
 
 
-def _join_sources(nb: Notebook) -> frozenset[int]:
-    """In place: join cell sources, drop transient keys; return the cells stored unlike nbformat.
+@dataclass(frozen=True, slots=True)
+class CellSurvey:
+    """What one pass over a loaded notebook's cells found (indices into its cells).
+
+    `suspect`: stored unlike nbformat (their bytes are never reused); `repairable`: problems a
+    write repairs (repair.py); `broken`: the first cell too broken to be a cell, worded."""
+
+    suspect: frozenset[int] = frozenset()
+    repairable: frozenset[int] = frozenset()
+    broken: str | None = None
+
+
+def _join_sources(nb: Notebook) -> CellSurvey:
+    """In place: join cell sources, drop transient keys; survey the cells (one pass).
 
     Outputs and attachments are left as stored (see the module docstring).
     """
@@ -199,10 +234,22 @@ def _join_sources(nb: Notebook) -> frozenset[int]:
         for key in _NB_TRANSIENT:
             metadata.pop(key, None)
     suspect: list[int] = []
+    repairable: list[int] = []
+    broken: int | None = None
+    legacy = is_legacy(nb)
+    future = nb.get("nbformat_minor", 0) > 5 if isinstance(nb.get("nbformat_minor"), int) else False
     for index, cell in enumerate(nb["cells"]):
         if not _join_cell_source(cell) or not _stored_like_nbformat(cell):
             suspect.append(index)
-    return frozenset(suspect)
+        if needs_repair(cell, legacy):
+            repairable.append(index)
+        if broken is None and cell_structure_problem(cell, future) is not None:
+            broken = index
+    return CellSurvey(
+        frozenset(suspect),
+        frozenset(repairable),
+        None if broken is None else structure_problem(nb),
+    )
 
 
 def _stored_like_nbformat(cell: dict[str, Any]) -> bool:
@@ -210,17 +257,21 @@ def _stored_like_nbformat(cell: dict[str, Any]) -> bool:
     from keys and value types only (no payload is read): line-split values as lists, other
     values not, keys sorted."""
     attachments = cell.get("attachments")
-    if isinstance(attachments, dict) and not all(map(_bundle_stored, attachments.values())):
+    if attachments is not None and not all(map(_bundle_stored, attachments.values())):
         return False
     outputs = cell.get("outputs")
-    if cell.get("cell_type") != "code" or not isinstance(outputs, list):
+    if not outputs or cell.get("cell_type") != "code":
         return True
     for output in outputs:
-        if not isinstance(output, dict) or not _sorted_keys(output):
+        if not isinstance(output, dict):
             return False
-        if "data" in output and not _bundle_stored(output["data"]):
+        keys = tuple(output)
+        if keys not in _SORTED_OUTPUT_KEYS and list(keys) != sorted(keys):
             return False
-        if output.get("output_type") == "stream" and not isinstance(output.get("text"), list):
+        data = output.get("data")
+        if data is not None and not _bundle_stored(data):
+            return False
+        if output.get("output_type") == "stream" and type(output.get("text")) is not list:
             return False
     return True
 
@@ -259,7 +310,7 @@ def _join_cell_source(cell: dict[str, Any]) -> bool:
     if isinstance(metadata, dict) and "trusted" in metadata:
         del metadata["trusted"]
         canonical = False
-    return canonical and _sorted_keys(cell)
+    return canonical and (tuple(cell) in _SORTED_CELL_KEYS or _sorted_keys(cell))
 
 
 def rejoin_lines(nb: Notebook) -> Notebook:

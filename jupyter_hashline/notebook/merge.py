@@ -47,13 +47,15 @@ def merge_projection(
     *,
     clear_outputs_on_edit: bool = False,
     new_id: IdSource | None = None,
+    shown: DisplayIds | None = None,
 ) -> tuple[Notebook, list[str]]:
-    """The notebook `text` describes, merged into `nb`, and the warnings to report."""
+    """The notebook `text` describes, merged into `nb`, and the warnings to report.
+
+    `shown` is `display_ids(nb["cells"])` when the caller has it already."""
     parsed = parse_projection(text)
     cells: Sequence[Mapping[str, Any]] = nb.get("cells", [])
-    shown = display_ids(cells)
-    taken = set(shown.ids) | {p.cell_id for p in parsed if p.cell_id}
-    fresh = fresh_id_factory(taken, new_id)
+    shown = display_ids(cells) if shown is None else shown
+    fresh = _lazy_fresh(shown, parsed, new_id)
     node = isinstance(nb, NotebookNode)
     legacy = is_legacy(nb)
     merged, notes, consumed = _merge_cells(
@@ -67,15 +69,33 @@ def merge_projection(
         result["cells"] = [cell for cell, _, _ in merged]
     else:
         result["cells"] = _persist_ids(merged, fresh, warnings)
-    final = display_ids(result["cells"]).ids
+    final = display_ids(result["cells"]).ids if legacy and len(notes) else ()
     said = [
-        note if isinstance(note, str) else _new_cell_note(parsed[note[1]], final[note[0]], note[2])
+        note
+        if isinstance(note, str)
+        else _new_cell_note(parsed[note[1]], _final_id(final, merged, note[0]), note[2])
         for note in notes
     ]
     deleted = [shown.ids[i] for i in range(len(cells)) if i not in consumed]
     if deleted:
         said.append(f"deleted cell{'s' if len(deleted) > 1 else ''}: {', '.join(deleted)}")
     return result, [*said, *warnings]
+
+
+def _lazy_fresh(
+    shown: DisplayIds, parsed: Sequence[ProjectedCell], new_id: IdSource | None
+) -> IdSource:
+    """A fresh-id source whose set of taken ids is built on its first call only (most merges
+    add no cell)."""
+    made: list[IdSource] = []
+
+    def fresh() -> str:
+        if not made:
+            taken = set(shown.ids) | {p.cell_id for p in parsed if p.cell_id}
+            made.append(fresh_id_factory(taken, new_id))
+        return made[0]()
+
+    return fresh
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +137,15 @@ def _merge_cells(
         notes.append((len(merged), number, first_line.get(item.cell_id or "")))
         merged.append((cell, cid, False))
     return merged, notes, consumed
+
+
+def _final_id(final: Sequence[str], merged: Sequence[tuple[Any, str, bool]], index: int) -> str:
+    """The id a new cell is shown with after the merge (derived from its place in a legacy
+    notebook, else the fresh id it was given, possibly replaced when repairing duplicates)."""
+    if final:
+        return final[index]
+    cid = merged[index][0].get("id")
+    return cid if isinstance(cid, str) else merged[index][1]
 
 
 def _new_cell_note(item: ProjectedCell, cid: str, earlier: int | None) -> str:

@@ -20,6 +20,7 @@ import json
 import re
 import struct
 from collections.abc import Mapping, Sequence
+from itertools import repeat
 from typing import Any
 
 from ..hashline.errors import AnchorError
@@ -59,8 +60,11 @@ def _line_count(text: str) -> int:
 
 def _lines_in(value: Any) -> int:
     """`_line_count` of a text payload (a string or a list of lines) without joining it."""
-    if isinstance(value, list) and value and all(isinstance(part, str) for part in value):
-        breaks = sum(part.count("\n") for part in value)
+    if isinstance(value, list) and value and isinstance(value[-1], str):
+        try:
+            breaks = sum(map(str.count, value, repeat("\n")))
+        except TypeError:  # not a list of strings
+            return _line_count(_as_text(value))
         return breaks + (0 if value[-1].endswith("\n") else 1)
     return _line_count(_as_text(value))
 
@@ -113,8 +117,13 @@ def _text_size(value: Any) -> int:
     """UTF-8 byte count of a text payload (a string or a list of lines) without joining it."""
     if isinstance(value, str):
         return len(value) if value.isascii() else len(value.encode("utf-8", "surrogatepass"))
-    if isinstance(value, list) and all(isinstance(part, str) for part in value):
-        return sum(map(_text_size, value))
+    if isinstance(value, list):
+        try:
+            if all(map(str.isascii, value)):
+                return sum(map(len, value))
+            return sum(map(_text_size, value))
+        except TypeError:  # not a list of strings
+            pass
     return len(_as_text(value).encode("utf-8", "surrogatepass"))
 
 

@@ -16,7 +16,7 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .ids import display_ids, is_legacy
@@ -24,13 +24,28 @@ from .ids import display_ids, is_legacy
 _CODE_ONLY = ("outputs", "execution_count")
 
 
-def repair_cells(nb: Mapping[str, Any]) -> tuple[Any, list[str]]:
-    """`nb` with its repairable cell problems fixed, and one warning per kind of repair."""
+def needs_repair(cell: Any, legacy: bool) -> bool:
+    """Whether `repair_cells` would change this cell (cheap: key lookups only)."""
+    if not isinstance(cell, Mapping):
+        return False
+    kind = cell.get("cell_type")
+    if kind == "code":
+        missing = "outputs" not in cell or "execution_count" not in cell
+    else:
+        missing = kind in ("markdown", "raw") and ("outputs" in cell or "execution_count" in cell)
+    return missing or (legacy and "id" in cell)
+
+
+def repair_cells(nb: Mapping[str, Any], only: Iterable[int] | None = None) -> tuple[Any, list[str]]:
+    """`nb` with its repairable cell problems fixed, and one warning per kind of repair.
+
+    `only`: the indices of the cells to look at (default: every cell)."""
     cells: Sequence[Any] = nb.get("cells", [])
     legacy = is_legacy(nb)
     fixed: list[Any] | None = None
     found: dict[str, list[int]] = {}
-    for index, cell in enumerate(cells):
+    for index in range(len(cells)) if only is None else only:
+        cell = cells[index]
         repaired, kinds = _repair_cell(cell, legacy)
         if not kinds:
             continue

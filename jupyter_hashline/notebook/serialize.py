@@ -55,9 +55,11 @@ class CellJsonCache:
         return entry[1]
 
     def put(self, cell: object, text: str) -> None:
-        self._entries[id(cell)] = (cell, text)
-        self._entries.move_to_end(id(cell))
-        while len(self._entries) > self._max:
+        key = id(cell)
+        if key in self._entries:
+            self._entries.move_to_end(key)
+        self._entries[key] = (cell, text)
+        if len(self._entries) > self._max:
             self._entries.popitem(last=False)
 
     def clear(self) -> None:

@@ -54,14 +54,14 @@ def structure_problem(nb: Mapping[str, Any]) -> str | None:
     cells = nb.get("cells", [])
     future = _minor(nb) > 5
     for index, cell in enumerate(cells):
-        problem = _cell_structure(cell, future)
+        problem = cell_structure_problem(cell, future)
         if problem is not None:
             shown = display_ids([c if isinstance(c, Mapping) else {} for c in cells]).ids
             return f"cell {shown[index]} (cell #{index + 1}): {problem}"
     return None
 
 
-def _cell_structure(cell: Mapping[str, Any], future: bool) -> str | None:
+def cell_structure_problem(cell: Mapping[str, Any], future: bool) -> str | None:
     kind = cell.get("cell_type")
     if not isinstance(kind, str) or (kind not in KNOWN_CELL_TYPES and not future):
         return f"cell_type {kind!r} is not code, markdown or raw"
