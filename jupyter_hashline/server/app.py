@@ -149,7 +149,7 @@ class HashlineExtension(ExtensionApp):
         store = make_store(settings)
         serverapp = self.serverapp
         rooms = RoomFinder(lambda: serverapp.web_app.settings, self.log)
-        self.service = build_service(serverapp.contents_manager, store, settings, rooms)
+        self.service = build_service(lambda: serverapp.contents_manager, store, settings, rooms)
         self.settings["jupyter_hashline_service"] = self.service
         self.log.info(
             "jupyter_hashline: store %s, seen lines %s", type(store).__name__, settings.seen_lines

@@ -167,16 +167,18 @@ class HashlineService:
 
 
 def build_service(
-    contents_manager: Any,
+    contents_manager: Callable[[], Any],
     store: SnapshotStore,
     settings: HashlineSettings,
     rooms: RoomFinder | None = None,
 ) -> HashlineService:
     """Wire the contents manager, the notebook layer and the engine for one server.
 
-    With `rooms`, notebooks open in a collaborative room are read and edited live (live.py).
+    `contents_manager()` returns the server's current contents manager (looked up per call:
+    jupytext's extension replaces it after load). With `rooms`, notebooks open in a
+    collaborative room are read and edited live (live.py).
     """
-    contents = ContentsFilesystem(
+    contents = ContentsFilesystem.current(
         contents_manager,
         allowed_paths=settings.allowed_paths,
         read_only=settings.read_only,
