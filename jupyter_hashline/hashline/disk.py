@@ -91,28 +91,31 @@ class DiskFilesystem(Filesystem):
     # -- path confinement ----------------------------------------------------------------------
 
     def resolve(self, path: str) -> Path:
-        """The real location of `path` (symlinks followed); escapes raise."""
+        """The real location of `path` (symlinks followed); escapes raise.
+
+        String operations (`os.path`) rather than pathlib: this runs several times per edit."""
         if "\x00" in path:
             raise PathOutsideRootError(f"Refused path {path!r}: it contains a NUL character.")
         if self.root is None:
-            return Path(path).resolve()
-        candidate = Path(path) if os.path.isabs(path) else self.root / path
-        if not _is_inside(Path(os.path.normpath(candidate)), self.root):
+            return Path(os.path.realpath(path))
+        root = os.fspath(self.root)
+        candidate = path if os.path.isabs(path) else os.path.join(root, path)
+        if not _inside(os.path.normpath(candidate), root):
             raise PathOutsideRootError(
                 f"Refused path {path}: it is outside the root {self.root}. "
                 "Use a path relative to the root, without `..` leading out of it."
             )
-        resolved = candidate.resolve()
-        if not _is_inside(resolved, self.root):
+        resolved = os.path.realpath(candidate)
+        if not _inside(resolved, root):
             raise PathOutsideRootError(
                 f"Refused path {path}: a symlink leads outside the root {self.root} "
                 f"(to {resolved}). Only files inside the root can be read or written."
             )
-        return resolved
+        return Path(resolved)
 
 
-def _is_inside(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 # -- blocking work (runs in a worker thread) ---------------------------------------------------

@@ -31,7 +31,6 @@ DEFAULT_MAX_CHARS = 4000
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _TEXT_PREFERENCE = ("text/plain", "text/markdown", "text/latex", "text/html")
 _MAX_SUMMARY_ITEMS = 5
-_BASE64_SPACE = ("\n", "\r", " ", "\t")
 
 
 def strip_ansi(text: str) -> str:
@@ -103,8 +102,8 @@ def _base64_size(value: Any) -> int:
     if not all(isinstance(part, str) for part in parts):
         return 0
     length = padding = 0
-    for part in parts:
-        length += len(part) - sum(part.count(ws) for ws in _BASE64_SPACE)
+    for part in parts:  # base64 holds no spaces: line breaks are its only whitespace
+        length += len(part) - part.count("\n") - (part.count("\r") if "\r" in part[:80] else 0)
     for part in reversed(parts):
         stripped = part.rstrip()
         padding += len(stripped) - len(stripped.rstrip("="))
