@@ -251,6 +251,7 @@ class ReadPatchAgent(PatchAgent):
     def step(self) -> None:
         view = self.client.read(self.path, cells=f"cell-{self.cell}")
         self.header = view["header"]
+        self.line = int(view["view"].split("\n")[2].split(":", 1)[0])  # the person shifted it
         super().step()
 
 

@@ -29,7 +29,7 @@ from typing import Any
 import nbformat
 
 from ..hashline.errors import InvalidNotebookError
-from .ids import DisplayIds, display_ids, is_legacy
+from .ids import DisplayIds, display_ids
 from .layout import CellLayout, find_layout
 from .projection import project_notebook
 from .repair import needs_repair
@@ -236,8 +236,9 @@ def _join_sources(nb: Notebook) -> CellSurvey:
     suspect: list[int] = []
     repairable: list[int] = []
     broken: int | None = None
-    legacy = is_legacy(nb)
-    future = nb.get("nbformat_minor", 0) > 5 if isinstance(nb.get("nbformat_minor"), int) else False
+    minor = nb.get("nbformat_minor")
+    legacy = not isinstance(minor, int) or minor < 5
+    future = isinstance(minor, int) and minor > 5
     for index, cell in enumerate(nb["cells"]):
         if not _join_cell_source(cell) or not _stored_like_nbformat(cell):
             suspect.append(index)
@@ -257,11 +258,15 @@ def _stored_like_nbformat(cell: dict[str, Any]) -> bool:
     from keys and value types only (no payload is read): line-split values as lists, other
     values not, keys sorted."""
     attachments = cell.get("attachments")
-    if attachments is not None and not all(map(_bundle_stored, attachments.values())):
+    if attachments is not None and (
+        not isinstance(attachments, dict) or not all(map(_bundle_stored, attachments.values()))
+    ):
         return False
     outputs = cell.get("outputs")
     if not outputs or cell.get("cell_type") != "code":
         return True
+    if not isinstance(outputs, list):
+        return False
     for output in outputs:
         if not isinstance(output, dict):
             return False
