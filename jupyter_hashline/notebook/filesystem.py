@@ -41,6 +41,7 @@ from .merge import merge_projection
 from .outputs import DEFAULT_MAX_CHARS, cell_outputs, output_summary
 from .projection import cell_source, parse_projection
 from .rebase import rebase_lines
+from .region import merge_edit
 from .repair import repair_cells
 from .serialize import CellJsonCache, serialize_notebook
 from .validation import cells_problem, notebook_problem
@@ -57,7 +58,9 @@ def _output_notes(nb: Mapping[str, Any], summaries: CellJsonCache) -> dict[int, 
     notes: dict[int, tuple[str, ...]] = {}
     line = 1
     for cell in nb.get("cells", []):
-        source = cell_source(cell)
+        source = cell.get("source", "")
+        if not isinstance(source, str):
+            source = cell_source(cell)
         line += source.count("\n") + 1 if source else 0
         if cell.get("outputs"):
             summary = summaries.get(cell)
@@ -281,15 +284,28 @@ class NotebookFilesystem(Filesystem):
     def _merge(
         self, base: dict[str, Any], content: str, current: LoadedNotebook | None
     ) -> tuple[dict[str, Any], list[str]]:
-        if self.hashline:
-            return merge_projection(
+        if not self.hashline:
+            return merge_jupytext(base, content, self.projection)
+        if current is not None:
+            region = merge_edit(
                 base,
+                current.projection,
                 content,
+                shown=current.ids,
+                starts=current.marker_starts,
+                all_ids=frozenset(current.ids.ids),
                 clear_outputs_on_edit=self.clear_outputs_on_edit,
                 new_id=self._new_id,
-                shown=current.ids if current is not None else None,
             )
-        return merge_jupytext(base, content, self.projection)
+            if region is not None:
+                return region
+        return merge_projection(
+            base,
+            content,
+            clear_outputs_on_edit=self.clear_outputs_on_edit,
+            new_id=self._new_id,
+            shown=current.ids if current is not None else None,
+        )
 
     def _serialize(
         self, current: LoadedNotebook | None, merged: dict[str, Any]

@@ -31,7 +31,7 @@ import nbformat
 from ..hashline.errors import InvalidNotebookError
 from .ids import DisplayIds, display_ids
 from .layout import CellLayout, find_layout
-from .projection import project_notebook
+from .projection import marker_starts, project_notebook
 from .repair import needs_repair
 from .validation import cell_structure_problem, structure_problem, top_level_problem
 
@@ -63,6 +63,13 @@ _SORTED_OUTPUT_KEYS = frozenset(
         ("ename", "evalue", "output_type", "traceback"),
     }
 )
+_ORDINARY = {
+    ("cell_type", "execution_count", "id", "metadata", "outputs", "source"): "code",
+    ("cell_type", "execution_count", "metadata", "outputs", "source"): "code",
+    ("cell_type", "id", "metadata", "source"): "markdown",
+    ("cell_type", "metadata", "source"): "markdown",
+}
+"""Key orders of the commonest cells, each with the only cell type it is ordinary for."""
 SPLIT_MIMES = frozenset({"application/javascript", "image/svg+xml"})
 """Mime types besides `text/*` whose values nbformat stores as lists of lines."""
 _UNSET = object()
@@ -105,7 +112,17 @@ class LoadedNotebook:
     write, and which is too broken to write.
     """
 
-    __slots__ = ("_ids", "_layout", "_projection", "_top", "_views", "nb", "raw", "survey")
+    __slots__ = (
+        "_ids",
+        "_layout",
+        "_projection",
+        "_starts",
+        "_top",
+        "_views",
+        "nb",
+        "raw",
+        "survey",
+    )
 
     def __init__(
         self,
@@ -124,6 +141,7 @@ class LoadedNotebook:
         self._layout = layout
         self._top: object = _UNSET
         self._projection: str | None = None
+        self._starts: list[int] | None = None
         self._ids: DisplayIds | None = None
         self._views: dict[str, Any] = {}
 
@@ -131,13 +149,21 @@ class LoadedNotebook:
     def projection(self) -> str:
         if self._projection is None:
             with paused_gc():
-                self._projection = project_notebook(self.nb)
+                self._projection = project_notebook(self.nb, self.ids.ids)
         return self._projection
+
+    @property
+    def marker_starts(self) -> list[int]:
+        """Offsets of the marker lines in `projection` (cached)."""
+        if self._starts is None:
+            self._starts = marker_starts(self.projection)
+        return self._starts
 
     @property
     def ids(self) -> DisplayIds:
         if self._ids is None:
-            self._ids = display_ids(self.nb.get("cells", []))
+            with paused_gc():
+                self._ids = display_ids(self.nb.get("cells", []))
         return self._ids
 
     @property
@@ -240,6 +266,21 @@ def _join_sources(nb: Notebook) -> CellSurvey:
     legacy = not isinstance(minor, int) or minor < 5
     future = isinstance(minor, int) and minor > 5
     for index, cell in enumerate(nb["cells"]):
+        if _ORDINARY.get(tuple(cell)) == cell.get("cell_type"):
+            # the usual shapes: keys sorted, nothing to repair (but a legacy cell's id)
+            if not _join_cell_source(cell) or (
+                cell.get("outputs") and not _stored_like_nbformat(cell)
+            ):
+                suspect.append(index)
+            if legacy and "id" in cell:
+                repairable.append(index)
+            if (
+                type(cell["source"]) is not str
+                or type(cell["metadata"]) is not dict
+                or type(cell.get("outputs", ())) not in (list, tuple)
+            ):
+                broken = index if broken is None else broken
+            continue
         if not _join_cell_source(cell) or not _stored_like_nbformat(cell):
             suspect.append(index)
         if needs_repair(cell, legacy):

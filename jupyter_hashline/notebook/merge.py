@@ -26,7 +26,7 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,10 +52,29 @@ def merge_projection(
     """The notebook `text` describes, merged into `nb`, and the warnings to report.
 
     `shown` is `display_ids(nb["cells"])` when the caller has it already."""
-    parsed = parse_projection(text)
+    return merge_parsed(
+        nb,
+        parse_projection(text),
+        clear_outputs_on_edit=clear_outputs_on_edit,
+        new_id=new_id,
+        shown=shown,
+    )
+
+
+def merge_parsed(
+    nb: Mapping[str, Any],
+    parsed: Sequence[ProjectedCell],
+    *,
+    clear_outputs_on_edit: bool = False,
+    new_id: IdSource | None = None,
+    shown: DisplayIds | None = None,
+    other_ids: Collection[str] = (),
+) -> tuple[Notebook, list[str]]:
+    """`merge_projection` of an already parsed text; `other_ids` are ids fresh ones must also
+    avoid (a part of a notebook is being merged, and they are the rest's)."""
     cells: Sequence[Mapping[str, Any]] = nb.get("cells", [])
     shown = display_ids(cells) if shown is None else shown
-    fresh = _lazy_fresh(shown, parsed, new_id)
+    fresh = _lazy_fresh(shown, parsed, new_id, other_ids)
     node = isinstance(nb, NotebookNode)
     legacy = is_legacy(nb)
     merged, notes, consumed = _merge_cells(
@@ -83,7 +102,10 @@ def merge_projection(
 
 
 def _lazy_fresh(
-    shown: DisplayIds, parsed: Sequence[ProjectedCell], new_id: IdSource | None
+    shown: DisplayIds,
+    parsed: Sequence[ProjectedCell],
+    new_id: IdSource | None,
+    other_ids: Collection[str] = (),
 ) -> IdSource:
     """A fresh-id source whose set of taken ids is built on its first call only (most merges
     add no cell)."""
@@ -91,7 +113,7 @@ def _lazy_fresh(
 
     def fresh() -> str:
         if not made:
-            taken = set(shown.ids) | {p.cell_id for p in parsed if p.cell_id}
+            taken = set(shown.ids) | {p.cell_id for p in parsed if p.cell_id} | set(other_ids)
             made.append(fresh_id_factory(taken, new_id))
         return made[0]()
 

@@ -177,7 +177,7 @@ def payload_label(mime: str, value: Any, metadata: Mapping[str, Any] | None = No
 def output_summary(cell: Mapping[str, Any]) -> str | None:
     """`outputs: stream (3 lines); image/png 640x480 (34 KB)`, or None without outputs."""
     outputs = cell.get("outputs")
-    if cell_type_of(cell) != "code" or not isinstance(outputs, list) or not outputs:
+    if not outputs or not isinstance(outputs, list) or cell_type_of(cell) != "code":
         return None
     items = [_summarize(output) for output in outputs[:_MAX_SUMMARY_ITEMS]]
     if len(outputs) > _MAX_SUMMARY_ITEMS:
@@ -186,7 +186,7 @@ def output_summary(cell: Mapping[str, Any]) -> str | None:
 
 
 def _summarize(output: Any) -> str:
-    if not isinstance(output, Mapping):
+    if not isinstance(output, (dict, Mapping)):
         return "unreadable output"
     kind = output.get("output_type")
     if kind == "stream":
@@ -197,14 +197,18 @@ def _summarize(output: Any) -> str:
         message = message.splitlines()[0] if message.strip() else message
         return "error " + (message[:77] + "..." if len(message) > 80 else message)
     data = output.get("data")
-    if isinstance(data, Mapping) and data:
+    if data and isinstance(data, (dict, Mapping)):
         return _summarize_bundle(data, output.get("metadata"))
     return str(kind or "output")
 
 
 def _summarize_bundle(data: Mapping[str, Any], metadata: Any) -> str:
     mimes = list(data)
-    image = next((m for m in mimes if m.startswith("image/")), None)
+    image = None
+    for mime in mimes:
+        if mime.startswith("image/"):
+            image = mime
+            break
     if image is not None:
         label = payload_label(
             image, data[image], metadata if isinstance(metadata, Mapping) else None
