@@ -60,6 +60,9 @@ def merge_edit(
     inside = set(shown.ids[first : last + 1])
     if any(_outside(item.cell_id, inside, all_ids, legacy) for item in parsed):
         return None
+    named = [item.cell_id for item in parsed]
+    if legacy and len(set(named)) != len(named):  # a repeated marker adds a cell
+        return None
     sub_shown = DisplayIds(shown.ids[first : last + 1], frozenset())
     sub_nb = {**nb, "cells": list(cells[first : last + 1])}
     merged, warnings = merge_parsed(
