@@ -47,6 +47,8 @@ from .serialize import CellJsonCache, serialize_notebook
 from .validation import cells_problem, notebook_problem
 
 HASHLINE = "hashline"
+SMALL_FILE = 32 * 1024
+"""Below this many characters a notebook is serialized whole rather than by reusing bytes."""
 SUMMARY_PREFIX = "   ⎿ "
 
 
@@ -311,13 +313,15 @@ class NotebookFilesystem(Filesystem):
         self, current: LoadedNotebook | None, merged: dict[str, Any]
     ) -> tuple[str, CellLayout | None]:
         """The file text of `merged`: the current file's bytes for the cells it kept where the
-        file is in nbformat's layout, else serialized in full."""
-        if current is not None and current.layout is not None:
+        file is in nbformat's layout, else serialized in full (also for small files, where
+        checking the layout costs as much as serializing)."""
+        small = current is None or len(current.raw) < SMALL_FILE
+        if not small and current is not None and current.layout is not None:
             built = assemble(current.raw, current.nb, current.layout, merged)
             if built is not None:
                 return built
         text = serialize_notebook(merged, cache=self._cells)
-        return text, written_layout(text, merged)
+        return text, None if len(text) < SMALL_FILE else written_layout(text, merged)
 
     def _check_writable(self, path: str, current: LoadedNotebook) -> None:
         problem = current.write_problem()
