@@ -266,7 +266,8 @@ def _join_sources(nb: Notebook) -> CellSurvey:
     legacy = not isinstance(minor, int) or minor < 5
     future = isinstance(minor, int) and minor > 5
     for index, cell in enumerate(nb["cells"]):
-        if _ORDINARY.get(tuple(cell)) == cell.get("cell_type"):
+        shape = _ORDINARY.get(tuple(cell))
+        if shape is not None and shape == cell.get("cell_type"):
             # the usual shapes: keys sorted, nothing to repair (but a legacy cell's id)
             if not _join_cell_source(cell) or (
                 cell.get("outputs") and not _stored_like_nbformat(cell)

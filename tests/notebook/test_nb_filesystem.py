@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 
 import pytest
@@ -179,3 +180,16 @@ async def test_capabilities_through_the_patcher() -> None:
 def test_unknown_projections_are_refused() -> None:
     with pytest.raises(ValueError, match="unknown projection 'ipynb'"):
         NotebookFilesystem(InMemoryFilesystem(), projection="ipynb")
+
+
+async def test_a_cell_too_broken_to_be_a_cell_is_read_but_never_written(storage: Storage) -> None:
+    nb = analysis()
+    del nb["cells"][1]["cell_type"]
+    del nb["cells"][1]["source"]
+    raw = json.dumps(nb, indent=1, sort_keys=True)
+    storage.put("broken.ipynb", raw)
+    fs = NotebookFilesystem(storage.fs)
+    text = await fs.read_text("broken.ipynb")
+    with pytest.raises(InvalidNotebookError, match=r"cell_type None .* can be read but not"):
+        await fs.write_text("broken.ipynb", text + "# %% [code]\nx = 1\n")
+    assert storage.get("broken.ipynb") == raw
