@@ -172,7 +172,7 @@ class HashlineExtension(ExtensionApp):
         store = make_store(settings)
         serverapp = self.serverapp
         rooms = RoomFinder(lambda: serverapp.web_app.settings, self.log)
-        self.service = build_service(serverapp.contents_manager, store, settings, rooms)
+        self.service = build_service(lambda: serverapp.contents_manager, store, settings, rooms)
         connect_events(
             serverapp.event_logger,
             activity=self.service.activity_log,

@@ -13,7 +13,7 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..hashline.store import SnapshotStore
@@ -31,9 +31,15 @@ class HashlineService:
     """Tool calls (the workspace), snapshots, activity and sessions for one server."""
 
     def __init__(
-        self, *, workspace: Workspace, store: SnapshotStore, settings: HashlineSettings
+        self,
+        *,
+        workspace: Workspace,
+        contents: ContentsFilesystem,
+        store: SnapshotStore,
+        settings: HashlineSettings,
     ) -> None:
         self.workspace = workspace
+        self.contents = contents
         self.store = store
         self.settings = settings
         self.sessions = SessionRegistry(settings.max_sessions)
@@ -70,16 +76,18 @@ class HashlineService:
 
 
 def build_service(
-    contents_manager: Any,
+    contents_manager: Callable[[], Any],
     store: SnapshotStore,
     settings: HashlineSettings,
     rooms: RoomFinder | None = None,
 ) -> HashlineService:
     """Wire the contents manager, the notebook layer and a workspace for one server.
 
-    With `rooms`, notebooks open in a collaborative room are read and edited live (live.py).
+    `contents_manager()` returns the server's current contents manager (looked up per call:
+    jupytext's extension replaces it after load). With `rooms`, notebooks open in a
+    collaborative room are read and edited live (live.py).
     """
-    contents = ContentsFilesystem(
+    contents = ContentsFilesystem.current(
         contents_manager,
         allowed_paths=settings.allowed_paths,
         read_only=settings.read_only,
@@ -102,4 +110,4 @@ def build_service(
         resolve_path=contents.resolve,
         describe="this Jupyter server",
     )
-    return HashlineService(workspace=workspace, store=store, settings=settings)
+    return HashlineService(workspace=workspace, contents=contents, store=store, settings=settings)
