@@ -31,6 +31,7 @@ from .errors import (
 from .filesystem import (
     CellSelector,
     Filesystem,
+    Footprint,
     LineRebase,
     LineRebaser,
     RebaseRefusal,
@@ -55,6 +56,7 @@ __all__ = [
     "Edit",
     "EditOp",
     "Filesystem",
+    "Footprint",
     "HashlineError",
     "InMemoryFilesystem",
     "InMemorySnapshotStore",

@@ -20,7 +20,7 @@ Invariants:
 - Merging the unchanged projection returns `nb` itself and no warnings, legacy or not.
 - The first merge that changes a notebook older than 4.5 upgrades it to 4.5 and stores the ids
   the projection showed; a 4.5 notebook with missing or duplicate ids is repaired the same way,
-  with a warning.
+  with a warning (a later copy of an id keeps the distinct id the projection showed for it).
 """
 
 from __future__ import annotations
@@ -170,11 +170,14 @@ def _persist_ids(
     result: list[Any] = []
     for cell, shown_id, derived in merged:
         cid = shown_id
+        own = cell.get("id")
         if cid in seen:
             cid = fresh()
             repaired.append(f"duplicate id {shown_id} -> {cid}")
         elif derived and not legacy:
             repaired.append(f"missing id -> {cid}")
+        elif isinstance(own, str) and own != cid and not legacy:  # a copy, shown apart
+            repaired.append(f"duplicate id {own} -> {cid}")
         seen.add(cid)
         if cell.get("id") != cid:
             cell = type(cell)(cell) if isinstance(cell, dict) else dict(cell)
