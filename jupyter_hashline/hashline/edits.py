@@ -135,7 +135,9 @@ class PatchSection:
             elif edit.op is EditOp.INSERT_BEFORE:
                 before[edit.start] = before.get(edit.start, ()) + edit.lines
         deleted = frozenset(n for e in self.edits if e.op is EditOp.DELETE for n in e.anchors)
-        return Footprint(self.anchor_lines(), after, before, deleted)
+        rows = tuple(row for e in self.edits for row in e.lines)
+        replaced = frozenset(n for e in self.edits if e.op is EditOp.REPLACE for n in e.anchors)
+        return Footprint(self.anchor_lines(), after, before, deleted, rows, replaced)
 
     def to_json(self) -> dict[str, object]:
         return {"path": self.path, "tag": self.tag, "edits": [e.to_json() for e in self.edits]}

@@ -38,23 +38,31 @@ class LineRebase:
     """A safe mapping of snapshot line numbers to live line numbers, for every line asked.
 
     `notes` say in words what moved (e.g. "cell load-data moved from line 12 to 19").
+    `rows` rewrites body rows of the edit (whole rows, exact match) that name something by a
+    name that changed since the read (a notebook cell shown under another id now), so they
+    still name what the agent saw.
     """
 
     mapping: Mapping[int, int]
     notes: tuple[str, ...] = ()
+    rows: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
 class Footprint:
     """What a stale edit needs from the live text: the snapshot lines it names (1-based); the
     rows it inserts after (`after`) or before (`before`) a line, whose gap must not have taken
-    a person's insertion; and the lines it deletes outright (`deleted`: no rows in their place).
+    a person's insertion; the lines it deletes outright (`deleted`: no rows in their place) or
+    replaces (`replaced`); and every body row it writes (`rows`), so a rebaser can check what
+    those rows refer to.
     """
 
     lines: frozenset[int]
     after: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
     before: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
     deleted: frozenset[int] = frozenset()
+    rows: tuple[str, ...] = ()
+    replaced: frozenset[int] = frozenset()
 
     @classmethod
     def of(cls, lines: Iterable[int] | Footprint) -> Footprint:
@@ -73,6 +81,8 @@ class Footprint:
             {n: rows for n, rows in self.after.items() if n in mine},
             {n: rows for n, rows in self.before.items() if n in mine},
             self.deleted & mine,
+            self.rows,
+            self.replaced & mine,
         )
 
 

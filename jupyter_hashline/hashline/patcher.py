@@ -318,7 +318,7 @@ class Patcher:
         outcome = self._rebase(section.path, snapshot.text, live.text, section.footprint())
         if isinstance(outcome, RebaseRefusal):
             raise self._stale(section, live, outcome)
-        edits, refusal = _remap(section.edits, outcome.mapping)
+        edits, refusal = _remap(section.edits, outcome.mapping, outcome.rows)
         if refusal is not None:
             raise self._stale(section, live, refusal)
         current = messages.header(section.path, section_tag(live.text))
@@ -576,11 +576,14 @@ def _read_notes(
 
 
 def _remap(
-    edits: Sequence[Edit], mapping: Mapping[int, int]
+    edits: Sequence[Edit], mapping: Mapping[int, int], rows: Mapping[str, str]
 ) -> tuple[tuple[Edit, ...], RebaseRefusal | None]:
-    """Move every edit by `mapping`; refuse when a range would no longer be contiguous."""
+    """Move every edit by `mapping` (and rewrite the rows `rows` names); refuse when a range
+    would no longer be contiguous."""
     moved = []
     for edit in edits:
+        if rows:
+            edit = edit.with_lines(edit.start, edit.end, tuple(rows.get(r, r) for r in edit.lines))
         if edit.op.at_edge:
             moved.append(edit)
             continue

@@ -23,7 +23,7 @@ the caller applies a cheaper rule. Refusal reasons are clauses (no final period)
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
@@ -68,7 +68,7 @@ class Alignment:
         return min(live + min(index - snap, size), max(self.live_count - 1, 0))
 
 
-def equal_runs(snap: Sequence[str], live: Sequence[str]) -> list[tuple[int, int, int]]:
+def equal_runs(snap: Sequence[Hashable], live: Sequence[Hashable]) -> list[tuple[int, int, int]]:
     """Runs of equal lines (snap, live, size), ordered: common ends, then difflib between."""
     limit = min(len(snap), len(live))
     prefix = 0
@@ -87,7 +87,9 @@ def equal_runs(snap: Sequence[str], live: Sequence[str]) -> list[tuple[int, int,
     return runs
 
 
-def align(snap: Sequence[str], live: Sequence[str], budget: int = BUDGET) -> Alignment | None:
+def align(
+    snap: Sequence[Hashable], live: Sequence[Hashable], budget: int = BUDGET
+) -> Alignment | None:
     """The fate of every snapshot line in every minimal diff, or None when over `budget`.
 
     Every minimal diff stays within `n - l0` deletions and `m - l0` insertions of any common
@@ -112,7 +114,9 @@ def align(snap: Sequence[str], live: Sequence[str], budget: int = BUDGET) -> Ali
     return Alignment(tuple(partner), tuple(deleted), tuple(runs), len(live))
 
 
-def _forward(snap: Sequence[str], live: Sequence[str], low: int, width: int) -> list[list[int]]:
+def _forward(
+    snap: Sequence[Hashable], live: Sequence[Hashable], low: int, width: int
+) -> list[list[int]]:
     """table[i][k]: the longest common subsequence of snap[:i] and live[:j], j = i + low + k."""
     table: list[list[int]] = []
     above: list[int] | None = None
@@ -138,7 +142,9 @@ def _forward(snap: Sequence[str], live: Sequence[str], low: int, width: int) -> 
     return table
 
 
-def _backward(snap: Sequence[str], live: Sequence[str], low: int, width: int) -> list[list[int]]:
+def _backward(
+    snap: Sequence[Hashable], live: Sequence[Hashable], low: int, width: int
+) -> list[list[int]]:
     """table[i][k]: the longest common subsequence of snap[i:] and live[j:], j = i + low + k."""
     n, m = len(snap), len(live)
     table: list[list[int]] = [[] for _ in range(n + 1)]
@@ -167,8 +173,8 @@ def _backward(snap: Sequence[str], live: Sequence[str], low: int, width: int) ->
 
 def _row_moves(
     i: int,
-    snap: Sequence[str],
-    live: Sequence[str],
+    snap: Sequence[Hashable],
+    live: Sequence[Hashable],
     forward: Sequence[Sequence[int]],
     backward: Sequence[Sequence[int]],
     low: int,

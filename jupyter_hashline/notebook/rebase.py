@@ -31,17 +31,17 @@ numbers stay consecutive after mapping, or the edit is refused. A refusal shows 
 from __future__ import annotations
 
 import bisect
-import difflib
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
+from ..hashline.errors import InvalidNotebookError
 from ..hashline.filesystem import Footprint, LineRebase, RebaseRefusal
 from ..hashline.text import split_lines
-from ..hashline.threeway import merge_lines
+from ..hashline.threeway import align, merge_lines
 from .ids import IdNotes
-from .projection import MARKER_PREFIX, ProjectedCell, parse_projection
+from .projection import MARKER_PREFIX, ProjectedCell, marker_line, parse_projection
 
 CONTEXT_ROWS = 20
 _NO_NOTES = IdNotes()
@@ -72,6 +72,9 @@ def rebase_lines(
         if index < 0 or line > snap[index].last_line:
             return RebaseRefusal(f"line {line} is not a line of the notebook you read")
         by_cell.setdefault(index, []).append(line)
+    renamed = _named_ids(needs.rows, snap, live, locate)
+    if isinstance(renamed, RebaseRefusal):
+        return renamed
     mapping: dict[int, int] = {}
     notes: list[str] = []
     for index, asked in by_cell.items():
@@ -80,7 +83,9 @@ def rebase_lines(
             return outcome
         mapping.update(outcome[0])
         notes.extend(outcome[1])
-    return _check_runs(mapping) or LineRebase(mapping, tuple(dict.fromkeys(notes)))
+    rows, renames = renamed
+    notes.extend(renames)
+    return _check_runs(mapping) or LineRebase(mapping, tuple(dict.fromkeys(notes)), rows)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +117,7 @@ class _Locator:
                 self._by_key.setdefault(key, []).append(index)
                 self._by_shown[cell.cell_id] = index
         self._snap_count = Counter(self._snap_key(c) for c in snap)
-        self._aligned: dict[int, int] | None = None
+        self._aligned: dict[int, int | _Found] | None = None
 
     def _snap_key(self, cell: ProjectedCell) -> str:
         shown = cell.cell_id or ""
@@ -140,6 +145,10 @@ class _Locator:
         live_index = self._by_shown[cell.cell_id]
         stored = self._live_ids.shared.get(cell.cell_id)
         return self._by_key.get(stored, [live_index]) if stored else [live_index]
+
+    def derived(self, index: int) -> bool:
+        """Whether snapshot cell `index` is shown under an id derived from its position."""
+        return self._snap[index].cell_id in self._snap_ids.derived
 
     def copies(self, index: int) -> list[ProjectedCell]:
         """The live cells sharing the stored id of snapshot cell `index`."""
@@ -172,33 +181,65 @@ class _Locator:
                 return False
         return True
 
-    def _alignment(self) -> dict[int, int]:
+    def _alignment(self) -> dict[int, int | _Found]:
         if self._aligned is None:
             keys_a = [(c.cell_type, c.source) for c in self._snap]
             keys_b = [(c.cell_type, c.source) for c in self._live]
-            matcher = difflib.SequenceMatcher(None, keys_a, keys_b, autojunk=False)
-            aligned: dict[int, int] = {}
-            for tag, a1, a2, b1, b2 in matcher.get_opcodes():
-                if tag == "equal" or (tag == "replace" and a2 - a1 == b2 - b1):
-                    aligned.update(zip(range(a1, a2), range(b1, b2), strict=True))
-            aligned.update(_unique_moves(keys_a, keys_b, aligned))
-            self._aligned = aligned
+            self._aligned = align_cells(keys_a, keys_b)
         return self._aligned
 
 
-def _unique_moves(
-    keys_a: Sequence[tuple[str, str]], keys_b: Sequence[tuple[str, str]], aligned: Mapping[int, int]
-) -> dict[int, int]:
-    """Cells left unmatched by the alignment (a swap reads as delete + insert) whose content
-    occurs exactly once on each side: the same cell, moved."""
-    taken = set(aligned.values())
+def align_cells(
+    keys_a: Sequence[tuple[str, str]], keys_b: Sequence[tuple[str, str]]
+) -> dict[int, int | _Found]:
+    """Snapshot cell -> live cell by content, for cells shown under ids derived from position:
+
+    - content that occurs exactly once on each side: that cell (moved or not);
+    - else the cell every minimal alignment of the two cell sequences matches it to;
+    - else, in a run of changed cells between two such cells with as many live cells as
+      snapshot ones, the cell at the same place in the run (cells edited in place).
+
+    A cell some minimal alignment matches and another does not (identical twins around a
+    change) is ambiguous; a cell every one drops is absent (deleted).
+    """
     count_a, count_b = Counter(keys_a), Counter(keys_b)
-    where_b = {k: j for j, k in enumerate(keys_b) if count_b[k] == 1 and j not in taken}
-    return {
-        i: where_b[k]
-        for i, k in enumerate(keys_a)
-        if i not in aligned and count_a[k] == 1 and k in where_b
+    unique_b = {k: j for j, k in enumerate(keys_b) if count_b[k] == 1}
+    found: dict[int, int | _Found] = {
+        i: unique_b[k] for i, k in enumerate(keys_a) if count_a[k] == 1 and k in unique_b
     }
+    alignment = align(keys_a, keys_b)
+    if alignment is None:  # too different to align exactly: only unique contents are sure
+        return found
+    for i, partner in enumerate(alignment.partner):
+        if i not in found and partner is not None:
+            found[i] = partner
+        elif i not in found and not alignment.deleted[i]:
+            found[i] = _Found.AMBIGUOUS
+    found.update(_edited_in_place(alignment.partner, alignment.deleted, len(keys_b), found))
+    return found
+
+
+def _edited_in_place(
+    partner: Sequence[int | None],
+    deleted: Sequence[bool],
+    live_count: int,
+    found: Mapping[int, object],
+) -> dict[int, int]:
+    """Runs of snapshot cells every minimal alignment drops, between two matched cells, facing
+    a run of as many unmatched live cells: paired in order."""
+    taken = {j for j in found.values() if isinstance(j, int)}
+    pairs: dict[int, int] = {}
+    last_i, last_j = -1, -1
+    for i in [*range(len(partner)), len(partner)]:
+        j = live_count if i == len(partner) else partner[i]
+        if j is None:
+            continue
+        run_a = list(range(last_i + 1, i))
+        run_b = [b for b in range(last_j + 1, j) if b not in taken]
+        if run_a and len(run_a) == len(run_b) and all(deleted[a] and a not in found for a in run_a):
+            pairs.update(zip(run_a, run_b, strict=True))
+        last_i, last_j = i, j
+    return pairs
 
 
 def _same(a: ProjectedCell, b: ProjectedCell) -> bool:
@@ -218,12 +259,9 @@ def _map_cell(
     locate: _Locator,
     texts: _Texts,
 ) -> tuple[dict[int, int], list[str]] | RebaseRefusal:
-    cell = snap[index]
-    found = locate(index)
-    if found is _Found.AMBIGUOUS:
-        return _ambiguous(cell, locate.copies(index))
-    if found is None:
-        return RebaseRefusal(f"cell {_name(cell)} (line {cell.line} when you read it) was deleted")
+    cell, found = snap[index], locate(index)
+    if not isinstance(found, int):
+        return _not_found(index, cell, found, locate)
     now = live[found]
     if now.cell_type != cell.cell_type:
         return RebaseRefusal(
@@ -232,12 +270,13 @@ def _map_cell(
             context_live_lines=_window(now, now.line, now),
         )
     mine = needs.within(asked)
-    if cell.line in asked:
+    if cell.line in asked and not _inserts_after_marker_only(cell, mine):
         whole = set(range(cell.line, cell.last_line + 1)) <= mine.deleted
         refusal = _check_structure(index, found, snap, live, locate, whole_cell=whole)
         if refusal is not None:
             return refusal
-    if _opens_cell(mine.after.get(cell.last_line, ())):
+    adds_cell = _opens_cell(mine.after.get(cell.last_line, ()))
+    if adds_cell:
         refusal = _check_cell_gap(index, found, snap, live, locate)
         if refusal is not None:
             return refusal
@@ -247,7 +286,70 @@ def _map_cell(
         return {line: now.line + line - cell.line for line in asked}, (
             moved if now.line != cell.line else []
         )
-    return _within_changed_cell(cell, now, mine, texts)
+    outcome = _changed_cell(cell, now, mine, texts)
+    if adds_cell and not isinstance(outcome, RebaseRefusal):
+        return _new_cell_after_the_end(cell, now, mine, outcome)
+    return outcome
+
+
+def _not_found(
+    index: int, cell: ProjectedCell, found: _Found | None, locate: _Locator
+) -> RebaseRefusal:
+    if found is _Found.AMBIGUOUS and locate.derived(index):
+        return RebaseRefusal(
+            f"cell {_name(cell)} (line {cell.line} when you read it) has twins with the same "
+            "text, and the cells around it changed, so which of them you read cannot be told "
+            "(this notebook stores no cell ids)"
+        )
+    if found is _Found.AMBIGUOUS:
+        return _ambiguous(cell, locate.copies(index))
+    return RebaseRefusal(f"cell {_name(cell)} (line {cell.line} when you read it) was deleted")
+
+
+def _inserts_after_marker_only(cell: ProjectedCell, footprint: Footprint) -> bool:
+    """The edit names the cell's marker only to insert after it: the structure stays."""
+    marker = cell.line
+    return (
+        marker in footprint.after
+        and marker not in footprint.replaced | footprint.deleted
+        and marker not in footprint.before
+    )
+
+
+def _changed_cell(
+    cell: ProjectedCell, now: ProjectedCell, footprint: Footprint, texts: _Texts
+) -> tuple[dict[int, int], list[str]] | RebaseRefusal:
+    """The three-way merge on the source lines; a marker named only to insert after it maps
+    to the marker, and its rows need the cell's first line still first."""
+    marker = cell.line
+    if marker not in footprint.lines:
+        return _within_changed_cell(cell, now, footprint, texts)
+    source = footprint.within(range(marker + 1, cell.last_line + 1))
+    top = footprint.after.get(marker)
+    if top is not None:
+        if cell.line_count == 0:
+            return RebaseRefusal(
+                f"lines were added to cell {_name(cell)} since your read, where your edit "
+                "inserts at its top",
+                changed_live_lines=tuple(range(now.line + 1, now.last_line + 1)),
+                context_live_lines=_window(now, now.line, now),
+            )
+        first = marker + 1
+        source = Footprint(
+            source.lines | {first},
+            source.after,
+            {**source.before, first: top},
+            source.deleted,
+            source.rows,
+            source.replaced,
+        )
+    outcome = _within_changed_cell(cell, now, source, texts) if source.lines else ({}, [])
+    if isinstance(outcome, RebaseRefusal):
+        return outcome
+    mapping = {**outcome[0], marker: now.line}
+    if marker + 1 not in footprint.lines:
+        mapping.pop(marker + 1, None)
+    return mapping, outcome[1]
 
 
 def _ambiguous(cell: ProjectedCell, copies: Sequence[ProjectedCell]) -> RebaseRefusal:
@@ -295,6 +397,45 @@ def _check_structure(
     )
 
 
+def _named_ids(
+    rows: Sequence[str],
+    snap: Sequence[ProjectedCell],
+    live: Sequence[ProjectedCell],
+    locate: _Locator,
+) -> tuple[dict[str, str], list[str]] | RebaseRefusal:
+    """Marker rows naming a cell of the read (a move, a retype) must still name that cell:
+    ids derived from position, or shown apart from a copy, can name another cell now. Such a
+    row is rewritten to the id the cell shows now; a cell gone or ambiguous is refused."""
+    rewrite: dict[str, str] = {}
+    notes: list[str] = []
+    by_id = {cell.cell_id: index for index, cell in enumerate(snap) if cell.cell_id is not None}
+    for row in rows:
+        marker = _read_row(row)
+        if marker is None or marker.cell_id not in by_id:
+            continue
+        found = locate(by_id[marker.cell_id])
+        if not isinstance(found, int):
+            return RebaseRefusal(
+                f"your rows name cell {marker.cell_id}, which is "
+                f"{'deleted' if found is None else 'now one of several copies'} since your read"
+            )
+        shown = live[found].cell_id
+        if shown is not None and shown != marker.cell_id:
+            rewrite[row] = marker_line(marker.cell_type, shown)
+            notes.append(f"cell {marker.cell_id} of your read is shown as id={shown} now")
+    return rewrite, notes
+
+
+def _read_row(row: str) -> ProjectedCell | None:
+    if not row.startswith(MARKER_PREFIX):
+        return None
+    try:
+        [cell] = parse_projection(row + "\n")
+    except InvalidNotebookError:
+        return None
+    return cell
+
+
 def _opens_cell(rows: Sequence[str]) -> bool:
     """Rows that add a cell (one of them is a cell marker), not only lines."""
     return any(row.startswith(MARKER_PREFIX) for row in rows)
@@ -307,7 +448,36 @@ def _without_end_gap(footprint: Footprint, last: int) -> Footprint:
     if rows and not rows[0].startswith(MARKER_PREFIX):
         return footprint  # lines appended to the cell first: the line gap matters too
     after = {n: r for n, r in footprint.after.items() if n != last}
-    return Footprint(footprint.lines, after, footprint.before, footprint.deleted)
+    return Footprint(
+        footprint.lines,
+        after,
+        footprint.before,
+        footprint.deleted,
+        footprint.rows,
+        footprint.replaced,
+    )
+
+
+def _new_cell_after_the_end(
+    cell: ProjectedCell,
+    now: ProjectedCell,
+    footprint: Footprint,
+    outcome: tuple[dict[int, int], list[str]],
+) -> tuple[dict[int, int], list[str]] | RebaseRefusal:
+    """A cell added after a cell whose end the person extended (lines appended, the next cell
+    merged in) goes after the cell's end as it is now, not between its lines."""
+    mapping, notes = outcome
+    last = cell.last_line
+    if mapping[last] == now.last_line:
+        return outcome
+    if last in footprint.replaced | footprint.deleted or last in footprint.before:
+        return RebaseRefusal(
+            f"your edit adds a cell after cell {_name(cell)} and also changes its last line, "
+            "and lines were added after that line since your read",
+            changed_live_lines=tuple(range(mapping[last] + 1, now.last_line + 1)),
+            context_live_lines=_window(now, now.last_line, now),
+        )
+    return {**mapping, last: now.last_line}, [*notes, f"cell {_name(cell)} grew at its end"]
 
 
 def _check_cell_gap(

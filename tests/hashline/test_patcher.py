@@ -401,7 +401,8 @@ async def test_filesystem_rebaser_is_used_when_it_answers() -> None:
     read = await patcher.read("t.txt")
     fs.set("t.txt", TEN.replace("line 1\n", "LINE 1\n"))
     result = await patcher.apply(f"{read.header}\nreplace 2..3:\n+X\n")
-    assert fs.calls == [Footprint(frozenset({2, 3}))]
+    assert [call.lines for call in fs.calls] == [frozenset({2, 3})]
+    assert fs.calls[0].replaced == frozenset({2, 3}) and fs.calls[0].rows == ("X",)
     assert fs.get("t.txt").endswith("line 8\nX\n")
     assert result.sections[0].banner == "recovered: cell b moved"
 

@@ -172,3 +172,91 @@ async def test_a_conflict_deep_in_a_long_cell_shows_the_rows_around_it() -> None
     assert numbers == list(range(line - 20, line + 21))
     assert f"*{line}:row_150 = -1" in refused.value.message
     assert "row_0 = 0" not in refused.value.message
+
+
+# -- structure: new, deleted and moved cells ---------------------------------------------------
+
+
+async def test_a_new_cell_goes_after_the_cells_end_as_it_is_now() -> None:
+    """The person appended a line to the cell the agent adds a cell after: the new cell goes
+    after that line, not between the cell's lines."""
+    inner, patcher, header = await read_then(notebook(*four_cells()))
+    cells = four_cells()
+    cells[2]["source"] = TARGET + "\ndf.describe()"
+    inner.set("n.ipynb", notebook(*cells))
+    result = await patcher.apply(f"{header}\ninsert after 8:\n+# %% [markdown]\n+Notes\n")
+    after = cells_of(inner.get("n.ipynb"))
+    assert after[2] == ("load", TARGET + "\ndf.describe()")
+    assert after[3][1] == "Notes" and after[4] == ("plot", "df.plot()")
+    assert "cell load grew at its end" in result.to_text()
+
+
+async def test_a_new_cell_where_the_person_put_one_is_refused() -> None:
+    inner, patcher, header = await read_then(notebook(*four_cells()))
+    cells = four_cells()
+    cells.insert(3, new_code_cell("person = 1", id="person"))
+    inner.set("n.ipynb", notebook(*cells))
+    with pytest.raises(StaleTagError, match="cells were added or moved into that place"):
+        await patcher.apply(f"{header}\ninsert after 8:\n+# %% [code]\n+agent = 1\n")
+    lines_only = await patcher.apply(f"{header}\ninsert after 8:\n+df.tail()\n")
+    assert cells_of(inner.get("n.ipynb"))[2] == ("load", TARGET + "\ndf.tail()")
+    assert lines_only.sections[0].written
+
+
+async def test_deleting_a_whole_cell_needs_only_that_cell_unchanged() -> None:
+    inner, patcher, header = await read_then(notebook(*four_cells()))
+    cells = four_cells()
+    cells[1]["source"] = "x = 2"  # the cell before it changed: no matter for a whole delete
+    inner.set("n.ipynb", notebook(*cells))
+    await patcher.apply(f"{header}\ndelete 5..8\n")
+    assert [c[0] for c in cells_of(inner.get("n.ipynb"))] == ["intro", "setup", "plot"]
+
+
+async def test_a_move_names_the_cell_by_the_id_it_shows_now() -> None:
+    """Notebooks without ids show positions: after a cell is inserted above, the moved cell's
+    marker row is rewritten to the id that cell shows now, so the move keeps its outputs."""
+    legacy = {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 4}
+    for n, source in enumerate(["a = 1", "b = 2", "c = 3"]):
+        cell = new_code_cell(source)
+        del cell["id"]
+        cell["outputs"] = [{"output_type": "stream", "name": "stdout", "text": f"{n}\n"}]
+        legacy["cells"].append(cell)
+    raw = json.dumps(legacy, indent=1, sort_keys=True) + "\n"
+    inner, patcher, header = await read_then(raw)
+    person = json.loads(raw)
+    person["cells"].insert(0, {**person["cells"][0], "source": "new = 0", "outputs": []})
+    inner.set("n.ipynb", json.dumps(person, indent=1) + "\n")
+    move = "delete 5..6\ninsert after 2:\n+# %% [code] id=cell-3\n+c = 3\n"
+    result = await patcher.apply(f"{header}\n{move}")
+    after = json.loads(inner.get("n.ipynb"))["cells"]
+    assert ["".join(c["source"]) for c in after] == ["new = 0", "a = 1", "c = 3", "b = 2"]
+    assert after[2]["outputs"][0]["text"] in ("2\n", ["2\n"])
+    assert "cell cell-3 of your read is shown as id=cell-4 now" in result.to_text()
+
+
+async def test_lines_inserted_at_the_top_of_an_empty_cell_that_got_lines_are_refused() -> None:
+    cells = four_cells()
+    cells[3]["source"] = ""
+    inner, patcher, header = await read_then(notebook(*cells))
+    cells[3]["source"] = "person = 1"
+    inner.set("n.ipynb", notebook(*cells))
+    with pytest.raises(StaleTagError, match="lines were added to cell plot"):
+        await patcher.apply(f"{header}\ninsert after 9:\n+agent = 1\n")
+    added = await patcher.apply(f"{header}\ninsert after 9:\n+# %% [code]\n+agent = 1\n")
+    assert added.sections[0].written
+    assert cells_of(inner.get("n.ipynb"))[3:] == [("plot", "person = 1"), (ANY_ID, "agent = 1")]
+
+
+class _AnyId:
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, str) and bool(other)
+
+
+ANY_ID: Any = _AnyId()
+
+
+def test_identical_twins_around_a_change_are_ambiguous_without_ids() -> None:
+    snap = "# %% [code] id=cell-1\nx\n# %% [code] id=cell-2\nx\n"
+    live = "# %% [code] id=cell-1\nx changed\n# %% [code] id=cell-2\nx\n"
+    outcome = rebase_lines(snap, live, {4}, IdNotes(derived=frozenset({"cell-1", "cell-2"})))
+    assert "has twins with the same text" in outcome.reason  # type: ignore[union-attr]
