@@ -8,6 +8,8 @@ Invariants:
   symlinks included when the manager stores files on local disk; hidden paths are refused when
   the manager does not allow hidden files; paths outside `allowed_paths` are refused.
 - Reads ask for `type="file", format="text"`: the raw text as stored (for `.ipynb`, the JSON).
+  A notebook torn by a save that died halfway reads as the previous notebook its atomic
+  writer kept (the one place a file is read with `open()`: that writer's own intermediate).
 - Notebooks are saved as notebook models (`type="notebook"`, content as `nbformat.reads` gives
   it) so pre/post-save hooks and jupytext pairing run; other files as `type="file",
   format="text"`. The landed text is read back.
@@ -26,6 +28,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
 from jupyter_core.utils import ensure_async
+from jupyter_server.services.contents.fileio import path_to_intermediate
 from tornado.web import HTTPError
 
 from ..hashline.errors import (
@@ -149,7 +152,30 @@ class ContentsFilesystem(Filesystem):
         if not isinstance(text, str):
             raise NotTextError(f"{resolved} is not a text file; only text files can be edited.")
         self._check_size(resolved, text)
-        return text
+        return self._unless_torn(resolved, text) if resolved.endswith(".ipynb") else text
+
+    def _unless_torn(self, path: str, text: str) -> str:
+        """A notebook whose save died halfway (a server killed mid-write) is torn, and Jupyter's
+        atomic writer left the previous file next to it as its `.~` intermediate: read that
+        previous notebook instead, touching nothing (Jupyter restores it on its next open).
+        Costs a stat per read; the text is parsed only while an intermediate exists."""
+        if self._local_root is None:
+            return text
+        backup = path_to_intermediate(confined_os_path(self._local_root, path))
+        if not os.path.isfile(backup):
+            return text
+        try:
+            json.loads(text)
+            return text
+        except ValueError:
+            pass
+        try:
+            with open(backup, encoding="utf-8") as previous:
+                old = previous.read()
+            json.loads(old)
+        except (OSError, ValueError):
+            return text
+        return old
 
     async def exists(self, path: str) -> bool:
         resolved = self.resolve(path)
