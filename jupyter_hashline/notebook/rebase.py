@@ -12,15 +12,21 @@ within cell) and find that cell in the live text:
   itself, or an insertion into the gap the edit inserts into) does; repeated lines that align
   more than one way and moved lines next to the edit are refused;
 - the cell was deleted or retyped: refused;
-- a marker line (an edit of structure: retype, delete, merge, insert a cell before it) also
-  needs the cell unchanged and the cell before it unchanged and still directly before it.
+- a marker line changed (retype, delete, merge, insert before it) needs the cell unchanged and,
+  unless the edit deletes the whole cell, the cell before it unchanged and still directly
+  before it; a marker named only to insert after it keeps the structure;
+- rows that add a cell after a cell's last line need that cell gap free (the next cell read
+  still next, or gone) and go after the cell's end as it is now;
+- marker rows naming a cell of the read (a move) are rewritten to the id that cell shows now,
+  or refused when it is gone or copied.
 
 Cells are found by id. Ids derived from position (notebooks older than 4.5) are not stable
 when cells are inserted or deleted, so for those cells the two projections' cell sequences are
-aligned by content instead. An id several cells share (a pasted copy: the projection shows the
-copies under distinct ids, `IdNotes` says which) is resolved by context: the one copy whose
-neighbouring cells are those the agent read, and which holds the text the agent read unless no
-copy does; anything else is refused, never guessed.
+aligned by content: unique content, or the match every minimal alignment agrees on (identical
+twins around a change are refused). An id several cells share (a pasted copy: the projection
+shows the copies under distinct ids, `IdNotes` says which) is resolved by context: the one copy
+whose neighbouring cells are those the agent read, and which holds the text the agent read
+unless no copy does; anything else is refused, never guessed.
 
 Invariants: pure (texts in, a mapping or a refusal out). Lines asked in a run of consecutive
 numbers stay consecutive after mapping, or the edit is refused. A refusal shows the rows within
