@@ -319,9 +319,9 @@ def main() -> None:
     ]
     names = [s.name for s in strategies]
     if isinstance(peer, RealPeer) and not args.smoke and args.live > 0:
-        from bench.safety_live import run_live
+        from bench.safety_live import live_scenarios, run_live
 
-        sample = live_sample(scenarios, args.live)
+        sample = live_sample(live_scenarios(scenarios), args.live)
         live_results, note = run_live(sample)
         results += live_results
         names += sorted({r.strategy for r in live_results})

@@ -39,7 +39,7 @@ from typing import Any
 
 from bench.safety import Result
 from bench.safety_oracle import judge, normalized
-from bench.safety_scenarios import Scenario, TCell, Tracked, source_of
+from bench.safety_scenarios import PersonKind, Scenario, TCell, Tracked, source_of
 from bench.safety_strategies import IndexTools, RealPeer, peer_python
 
 SETTLE_S = 10.0
@@ -252,6 +252,13 @@ async def _run(server: LiveServer, scenarios: Sequence[Scenario]) -> tuple[list[
     return results, skipped
 
 
+def live_scenarios(scenarios: Sequence[Scenario]) -> list[Scenario]:
+    """The scenarios a room can stage: not a pasted copy keeping its id (a room holds one cell
+    per id, and JupyterLab gives a pasted cell a fresh one: that paste comes from a text
+    editor or a git merge, a change of the file, not of the room)."""
+    return [s for s in scenarios if s.person_kind is not PersonKind.PASTE_COPY]
+
+
 def run_live(scenarios: Sequence[Scenario]) -> tuple[list[Result], str]:
     """The live peer's results on `scenarios`, and a note saying how they were run."""
     with live_server() as server:
@@ -259,7 +266,8 @@ def run_live(scenarios: Sequence[Scenario]) -> tuple[list[Result], str]:
     note = (
         f"live room: jupyter-mcp-server's MCP_SERVER mode (its own collaboration client) against "
         f"a running Jupyter server with the notebook open by a person, on {len(scenarios)} "
-        f"scenarios spread over person changes and classes"
+        f"scenarios spread over person changes and classes (no duplicate-id pastes: a room "
+        f"holds one cell per id)"
     )
     if skipped:
         note += f"; {skipped} skipped (the room saved a different notebook than the person's)"
