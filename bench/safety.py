@@ -276,16 +276,21 @@ def choose_peer(mode: str, smoke: bool) -> Peer:
 
 
 def live_sample(scenarios: Sequence[Scenario], size: int) -> list[Scenario]:
-    """`size` scenarios spread evenly over person changes and classes (deterministic)."""
+    """`size` scenarios spread evenly over classes and agent edits, each pick taking the
+    person change used least so far (deterministic)."""
     groups: dict[tuple[str, str], list[Scenario]] = {}
     for s in scenarios:
-        groups.setdefault((s.person_kind.value, s.conflict.value), []).append(s)
+        groups.setdefault((s.conflict.value, s.agent.kind.value), []).append(s)
+    used: Counter[PersonKind] = Counter()
     picked: list[Scenario] = []
     while len(picked) < size and any(groups.values()):
         for key in sorted(groups):
-            if groups[key] and len(picked) < size:
-                bucket = groups[key]
-                picked.append(bucket.pop(len(bucket) // 2))
+            bucket = groups[key]
+            if bucket and len(picked) < size:
+                choice = min(bucket, key=lambda s: (used[s.person_kind], bucket.index(s)))
+                bucket.remove(choice)
+                used[choice.person_kind] += 1
+                picked.append(choice)
     return picked
 
 

@@ -224,7 +224,7 @@ async def run_live_one(
         person=scenario.person_kind.value,
         conflict=scenario.conflict.value,
         outcome=outcome.value,
-        payload_bytes=0,
+        payload_bytes=attempt.payload_bytes,
         message=attempt.message[:400],
     )
 

@@ -233,6 +233,8 @@ def diagnose(scenario: Scenario, final: Notebook, want: Notebook | None) -> Outc
         return Outcome.WRONG_CELL  # every cell as expected, one of them at another place
     if _texts(final) == _texts(want):
         return Outcome.LOST  # every source where expected; outputs, metadata or an id lost
+    if sorted(_texts(final)) == sorted(_texts(want)):
+        return Outcome.WRONG_CELL  # every source there, one at another place
     if scenario.agent.writes_rows:
         if _holds_token(final, scenario.agent.token):
             return Outcome.LOST  # the agent's cells hold its change but not the person's
