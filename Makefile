@@ -1,36 +1,46 @@
 # Every target sets up its own environment in .venv, so a fresh machine needs only
-# Python 3.10+, Node and pip.
+# Python 3.10+, Node and pip. `make lint` needs only Python (no Node): it is the Python side.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip
 PORT   ?= 8888
 
-.PHONY: help dev lab demo test lint bench clean browser labextension
+DIST   ?= dist
+
+.PHONY: help venv dev lab demo test lint lint-ts format bench clean browser labextension \
+        dist hub-proxy hooks
 
 help:
-	@echo "make lab    start JupyterLab on examples/ with jupyter-hashline installed (main job)"
-	@echo "make demo   a scripted agent edits a notebook, told in the terminal (offline)"
-	@echo "make test   lint, then run the whole test suite"
-	@echo "make lint   ruff and mypy on the package"
-	@echo "make bench  benchmarks against peers and floors"
+	@echo "make lab      start JupyterLab on examples/ with jupyter-hashline installed (main job)"
+	@echo "make demo     a scripted agent edits a notebook, told in the terminal (offline)"
+	@echo "make test     lint (Python and TypeScript), then run the whole test suite"
+	@echo "make lint     ruff and mypy on the Python side (needs no Node)"
+	@echo "make lint-ts  ESLint and Prettier on the sidebar's TypeScript"
+	@echo "make format   apply ruff's and Prettier's formatting and safe fixes"
+	@echo "make bench    benchmarks against peers and floors"
+	@echo "make dist     the sdist and the wheel (prebuilt sidebar inside) in dist/, checked by twine"
+	@echo "make hooks    install the pre-commit hooks into .git"
 	@echo "make labextension  build the JupyterLab sidebar (needs Node and npm)"
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --upgrade pip
 
-# Re-install whenever the project's metadata changes.
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
+# Re-install whenever the project's metadata changes (the version lives in package.json).
+$(VENV)/.installed: pyproject.toml labextension/package.json | $(BIN)/python
 	$(PIP) install -e '.[test,lab]'
 	touch $@
+
+venv: $(VENV)/.installed
 
 # The JupyterLab sidebar: TypeScript in labextension/, built with Node into
 # jupyter_hashline/labextension/ (shipped prebuilt in the wheel). npm's install is cached in
 # labextension/node_modules and redone only when package.json or the lockfile changes; the build
 # is redone only when a source changed. `make dev` links the build into the venv, which is what
 # `jupyter labextension develop` does, so JupyterLab loads the working tree's sidebar.
-LABEXT_SRC := $(wildcard labextension/src/*.ts labextension/style/*) labextension/install.json \
+LABEXT_SRC := $(wildcard labextension/src/*.ts labextension/style/* labextension/schema/*.json) \
+              labextension/install.json \
               labextension/package.json labextension/tsconfig.json
 LABEXT_OUT := jupyter_hashline/labextension/package.json
 LABEXT_LINK := $(VENV)/share/jupyter/labextensions/jupyter-hashline
@@ -63,10 +73,26 @@ lab: dev
 demo: dev
 	$(BIN)/jupyter-hashline demo
 
-lint: dev
-	$(BIN)/ruff check jupyter_hashline tests bench scripts
-	$(BIN)/ruff format --check jupyter_hashline tests bench scripts
+PY_SOURCES := jupyter_hashline tests bench scripts
+
+lint: $(VENV)/.installed
+	$(BIN)/ruff check $(PY_SOURCES)
+	$(BIN)/ruff format --check $(PY_SOURCES)
 	$(BIN)/mypy
+
+# ESLint and Prettier from labextension/node_modules (pinned in package.json, installed by
+# `npm ci` from the lockfile, so this runs offline once installed).
+lint-ts: labextension/node_modules/.package-lock.json
+	cd labextension && npm run --silent lint:check
+
+format: $(VENV)/.installed labextension/node_modules/.package-lock.json
+	$(BIN)/ruff check --fix $(PY_SOURCES)
+	$(BIN)/ruff format $(PY_SOURCES)
+	cd labextension && npm run --silent lint
+
+# The git hooks of .pre-commit-config.yaml (ruff, ruff-format, the TypeScript linter).
+hooks: $(VENV)/.installed
+	$(BIN)/pre-commit install
 
 # Browser tests drive Debian's Chromium (Playwright cannot download browsers here). As root
 # with apt-get available it is installed once; elsewhere those tests skip and say why.
@@ -76,12 +102,30 @@ browser:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
 	  else echo "chromium is not installed: browser tests will be skipped"; fi; }
 
-test: lint browser
+# configurable-http-proxy, the proxy JupyterHub starts, for the JupyterHub test: an npm
+# package pinned in tests/jupyterhub/package.json, installed there (not globally) by `npm ci`.
+HUB_PROXY := tests/jupyterhub/node_modules/.package-lock.json
+
+$(HUB_PROXY): tests/jupyterhub/package.json tests/jupyterhub/package-lock.json
+	cd tests/jupyterhub && npm ci --no-audit --no-fund
+	touch $@
+
+hub-proxy: $(HUB_PROXY)
+
+test: dev lint lint-ts browser hub-proxy
 	$(BIN)/python -m pytest
+
+# The sdist and the wheel, both built from the checkout with the prebuilt sidebar (so neither
+# needs Node to install), then checked by twine. DIST=dir puts them elsewhere.
+dist: $(VENV)/.installed $(LABEXT_OUT)
+	mkdir -p $(DIST)
+	rm -f $(DIST)/jupyter_hashline-*
+	$(BIN)/python -m build --no-isolation --outdir $(DIST) .
+	$(BIN)/twine check --strict $(DIST)/jupyter_hashline-*
 
 bench: dev
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis \
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis dist \
 	    labextension/lib labextension/tsconfig.tsbuildinfo jupyter_hashline/labextension

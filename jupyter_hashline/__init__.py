@@ -3,13 +3,33 @@
 This top-level module stays import-light: `import jupyter_hashline.hashline` and
 `import jupyter_hashline.zones` must not pull in Jupyter, tornado, nbformat or ipywidgets.
 Entry points for Jupyter (server extension, IPython magics) import their parts lazily.
+
+`__version__` is the installed distribution's version, whose one source is the JupyterLab
+extension's labextension/package.json; it is read from the package metadata on first use, so
+importing the package does not pay for `importlib.metadata`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__version__ = "0.1.0"
+_DISTRIBUTION = "jupyter-hashline"
+_UNKNOWN_VERSION = "0+unknown"
+"""What `__version__` says when the package runs from a source tree that was never installed."""
+
+
+def __getattr__(name: str) -> str:
+    """`__version__`, read once from the installed distribution's metadata."""
+    if name != "__version__":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        found = version(_DISTRIBUTION)
+    except PackageNotFoundError:
+        found = _UNKNOWN_VERSION
+    globals()["__version__"] = found
+    return found
 
 
 def _jupyter_server_extension_points() -> list[dict[str, Any]]:

@@ -1,12 +1,14 @@
 """`jupyter-hashline` (also `jupyter hashline`): the notebook tools from a shell.
 
-    jupyter-hashline [--root DIR | --server URL [--token T]] [--store FILE] COMMAND ...
+    jupyter-hashline [--root DIR | --server URL [--token T]] [--store FILE] [--agent NAME]
+                     COMMAND ...
 
 Commands: `read PATH [--offset N] [--limit N] [--cells ID,ID]`, `patch [FILE|-]` (edit text
 or the JSON form), `write PATH [FILE|-]`, `outputs PATH CELL [--max-chars N]`, `mcp` (the MCP
 server on stdio), `demo [--provider P]` and `simulator` (the offline provider simulator).
 
-The notebook commands run the same tools as MCP and agent sessions (`TOOL_SPECS`), on a
+The notebook commands run the same tools as MCP and agent sessions (`jupyter_hashline.tools`),
+as the agent `--agent` (default: the user's login name; seen lines are the agent's own), on a
 directory (`--root`, default the current directory; every path is confined to it) or on a
 running Jupyter server's REST API (`--server`, token from `--token` or `$JUPYTER_TOKEN`).
 Snapshots persist between invocations (a SQLite file, by default the one a Jupyter server on
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import getpass
 import importlib
 import json
 import os
@@ -36,11 +39,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .agent.simulator import PROVIDER_PATHS, ProviderSimulator
-from .agent.tools import ToolOutcome
 from .hashline.errors import HashlineError
+from .tools import RestWorkspace, Source, ToolOutcome, open_directory, run_tool
 
 if TYPE_CHECKING:
-    from .mcp.backends import ToolBackend
+    from .tools import ToolWorkspace
 
 PROG = "jupyter-hashline"
 DONE, REJECTED, USAGE = 0, 1, 2
@@ -74,30 +77,45 @@ def _fail(command: str, message: str) -> int:
     return USAGE
 
 
-# -- backends ------------------------------------------------------------------------------------
+# -- workspaces ----------------------------------------------------------------------------------
 
 
-def _backend(args: argparse.Namespace) -> ToolBackend:
-    """The backend the global options name; raises HashlineError/OSError/sqlite3.Error."""
-    from .mcp.backends import DirectoryBackend, ServerBackend
-
+def _workspace(args: argparse.Namespace) -> ToolWorkspace:
+    """The workspace the global options name; raises HashlineError/OSError/sqlite3.Error."""
     if args.server:
         token = args.token or os.environ.get("JUPYTER_TOKEN")
-        return ServerBackend(args.server, token)
-    return DirectoryBackend(args.root or os.getcwd(), args.store)
+        return RestWorkspace(args.server, token)
+    return open_directory(args.root or os.getcwd(), args.store)
 
 
-async def _call(args: argparse.Namespace, name: str, arguments: Mapping[str, Any]) -> ToolOutcome:
-    backend = _backend(args)
+async def _call(
+    args: argparse.Namespace, name: str, arguments: Mapping[str, Any], source: Source
+) -> ToolOutcome:
+    workspace = _workspace(args)
+    agent = args.agent or default_agent()
     try:
-        return await backend.call(name, arguments)
+        return await run_tool(workspace, name, arguments, agent=agent, source=source)
     finally:
-        await backend.aclose()
+        await workspace.aclose()
 
 
-def _run_tool(args: argparse.Namespace, name: str, arguments: Mapping[str, Any]) -> int:
+def default_agent() -> str:
+    """The agent of a CLI call without `--agent`: the user's login name."""
     try:
-        outcome = asyncio.run(_call(args, name, arguments))
+        return getpass.getuser()
+    except (KeyError, OSError):  # no login name for this uid (e.g. a container)
+        return "cli"
+
+
+def _run_tool(
+    args: argparse.Namespace,
+    name: str,
+    arguments: Mapping[str, Any],
+    source: Source = Source.QUERY,
+) -> int:
+    """Run one tool; command-line values are text, validated like a REST query."""
+    try:
+        outcome = asyncio.run(_call(args, name, arguments, source))
     except HashlineError as err:
         return _fail(args.command, err.message)
     except (OSError, sqlite3.Error) as err:
@@ -124,14 +142,12 @@ def _read_input(args: argparse.Namespace) -> str | None:
 # -- commands ------------------------------------------------------------------------------------
 
 
+def _given(**values: str | None) -> dict[str, str]:
+    return {name: value for name, value in values.items() if value is not None}
+
+
 def _read(args: argparse.Namespace) -> int:
-    arguments: dict[str, Any] = {"path": args.path}
-    if args.offset is not None:
-        arguments["offset"] = args.offset
-    if args.limit is not None:
-        arguments["limit"] = args.limit
-    if args.cells:
-        arguments["cells"] = [c.strip() for c in args.cells.split(",") if c.strip()]
+    arguments = _given(path=args.path, offset=args.offset, limit=args.limit, cells=args.cells)
     return _run_tool(args, "notebook_read", arguments)
 
 
@@ -149,7 +165,7 @@ def _patch(args: argparse.Namespace) -> int:
     text = _read_input(args)
     if text is None:
         return USAGE
-    return _run_tool(args, "notebook_edit", patch_arguments(text))
+    return _run_tool(args, "notebook_edit", patch_arguments(text), Source.JSON)
 
 
 def _write(args: argparse.Namespace) -> int:
@@ -160,9 +176,7 @@ def _write(args: argparse.Namespace) -> int:
 
 
 def _outputs(args: argparse.Namespace) -> int:
-    arguments: dict[str, Any] = {"path": args.path, "cell": args.cell}
-    if args.max_chars is not None:
-        arguments["max_chars"] = args.max_chars
+    arguments = _given(path=args.path, cell=args.cell, max_chars=args.max_chars)
     return _run_tool(args, "notebook_outputs", arguments)
 
 
@@ -170,14 +184,14 @@ def _mcp(args: argparse.Namespace) -> int:
     from .mcp.server import serve_stdio
 
     try:
-        backend = _backend(args)
+        workspace = _workspace(args)
     except HashlineError as err:
         return _fail("mcp", err.message)
     except (OSError, sqlite3.Error) as err:
         return _fail("mcp", f"{err}. Check --root and --store.")
-    print(f"{PROG} mcp: serving the notebook tools on {backend.describe}", file=sys.stderr)
+    print(f"{PROG} mcp: serving the notebook tools on {workspace.describe}", file=sys.stderr)
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve_stdio(backend))
+        asyncio.run(serve_stdio(workspace))
     return DONE
 
 
@@ -227,12 +241,6 @@ def _simulator(args: argparse.Namespace) -> int:
 # -- the parser ----------------------------------------------------------------------------------
 
 
-def _positive(text: str) -> int:
-    if not (text.isascii() and text.isdigit()) or int(text) < 1:  # not "³" or "٣"
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, not {text!r}")
-    return int(text)
-
-
 def _add_global_options(parser: argparse.ArgumentParser) -> None:
     where = parser.add_mutually_exclusive_group()
     where.add_argument(
@@ -245,13 +253,18 @@ def _add_global_options(parser: argparse.ArgumentParser) -> None:
         help="snapshot store file for --root (default: $JUPYTER_HASHLINE_STORE, else the "
         "Jupyter data dir's jupyter_hashline/snapshots-<root id>.sqlite3; :memory: for none)",
     )
+    parser.add_argument(
+        "--agent",
+        help="the agent this call speaks for: its seen lines and the name in the activity "
+        "feed (default: your login name; `mcp` names one agent per connection)",
+    )
 
 
 def _add_tool_commands(commands: Any) -> None:
     read = commands.add_parser("read", help="show a file with numbered lines under [path#TAG]")
     read.add_argument("path")
-    read.add_argument("--offset", type=_positive, help="1-based number of the first line shown")
-    read.add_argument("--limit", type=_positive, help="how many lines to show")
+    read.add_argument("--offset", help="1-based number of the first line shown")
+    read.add_argument("--limit", help="how many lines to show")
     read.add_argument("--cells", help="comma-separated cell ids to show")
     read.set_defaults(run=_read)
     patch = commands.add_parser("patch", help="apply an edit (edit text or the JSON form)")
@@ -264,7 +277,7 @@ def _add_tool_commands(commands: Any) -> None:
     outputs = commands.add_parser("outputs", help="show the outputs of one notebook cell")
     outputs.add_argument("path")
     outputs.add_argument("cell", help="cell id")
-    outputs.add_argument("--max-chars", type=_positive)
+    outputs.add_argument("--max-chars", help="clip the text to this many characters (>= 1)")
     outputs.set_defaults(run=_outputs)
 
 

@@ -87,7 +87,18 @@ use by real prefix matching; real services cache from 1,024 tokens, this short s
 simulator = ProviderSimulator(sales_agent_script(NOTEBOOK), min_tokens=MIN_CACHE_TOKENS)
 simulator.start()
 session = Session(".", base_url=simulator.base_url("anthropic"), api_key="offline-demo")
+print(f"the agent's tools run through the {session.via.value}: {session.workspace.describe}")
 session.panel()
+""",
+    ),
+    md(
+        "where-note",
+        """
+Run in JupyterLab, this kernel was started by a Jupyter server, so the session edits through
+that server's REST API (`session.via` is `server`): open the hashline sidebar (the left-hand
+tab) and its **Activity** tab lists each edit as it lands, **Snapshots** the versions the
+agent read, **Sessions** this session; a notebook open in JupyterLab is edited live, as a
+collaborator would. Run elsewhere (a script, nbclient), it edits the directory instead.
 """,
     ),
     md(

@@ -79,6 +79,7 @@ CHECKS: dict[str, Callable[[Any, str], None]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CHECKS))
 def test_benchmark_smoke_run(name: str, tmp_path: Path) -> None:
     out = tmp_path / f"{name}.json"

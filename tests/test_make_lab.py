@@ -12,6 +12,10 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # make lab: the venv, the sidebar, a JupyterLab process
+
 REPO = Path(__file__).resolve().parent.parent
 
 

@@ -1,13 +1,14 @@
 """Agents over notebooks: sessions with three-zone prompts, provider clients, the simulator.
 
-`Session` ties the zones (prefix caching by construction), a `Patcher` over a
-`NotebookFilesystem` and the notebook tool catalog to a provider client. `ProviderSimulator`
-is an offline provider for the examples, tests and benchmarks.
+`Session` ties the zones (prefix caching by construction) and the notebook tools (through
+`jupyter_hashline.tools`, on a directory or through the Jupyter server of its kernel) to a
+provider client. `ProviderSimulator` is an offline provider for the examples, tests and
+benchmarks.
 """
 
 from __future__ import annotations
 
-from .activity import ActivityLog, ActivityRecord
+from ..tools import TOOL_NAMES, TOOL_SPECS, ActivityLog, ActivityRecord, ToolOutcome
 from .providers import (
     AnthropicClient,
     DeepSeekClient,
@@ -20,7 +21,7 @@ from .providers import (
 )
 from .session import DEFAULT_SYSTEM, Session
 from .simulator import ProviderSimulator
-from .tools import TOOL_NAMES, TOOL_SPECS, NotebookTools, ToolOutcome
+from .where import SessionPlacementError, Via
 
 __all__ = [
     "DEFAULT_SYSTEM",
@@ -31,13 +32,14 @@ __all__ = [
     "AnthropicClient",
     "DeepSeekClient",
     "ModelReply",
-    "NotebookTools",
     "OpenAIClient",
     "ProviderClient",
     "ProviderError",
     "ProviderSimulator",
     "Session",
+    "SessionPlacementError",
     "ToolCall",
     "ToolOutcome",
+    "Via",
     "client_for",
 ]

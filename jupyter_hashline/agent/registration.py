@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 class ServerInfo:
     url: str  # ends with "/"
     token: str
+    root_dir: str | None = None  # the server's root directory (None when it did not say)
 
 
 def runtime_dir() -> Path:
@@ -50,7 +51,12 @@ def find_parent_server(directory: Path | None = None, ppid: int | None = None) -
             continue
         if isinstance(info, dict) and info.get("pid") == ppid and info.get("url"):
             url = str(info["url"])
-            return ServerInfo(url if url.endswith("/") else url + "/", str(info.get("token", "")))
+            root = info.get("root_dir")
+            return ServerInfo(
+                url if url.endswith("/") else url + "/",
+                str(info.get("token", "")),
+                str(root) if isinstance(root, str) and root else None,
+            )
     return None
 
 

@@ -1,8 +1,14 @@
 """`Session`: one agent conversation over notebooks, with prompts built for prefix caching.
 
 A session owns a `ZoneSession` (frozen prefix of system prompt + tool catalog + model, the
-append-only log, the turn scratch, stability manager and cache ledger), a `Patcher` over a
-`NotebookFilesystem` with its own snapshot store, the notebook tools, and a provider client.
+append-only log, the turn scratch, stability manager and cache ledger), a tool workspace and a
+provider client. Tool calls go through `tools.run_tool` as the agent named by the session id.
+
+Where the tools run (`via`): in a kernel started by a Jupyter server (`"auto"` finds it the way
+the session registration does), through that server's REST API, so the sidebar's Activity and
+Snapshots show the edits and an open notebook is edited live; elsewhere on the directory
+(`"directory"`, a `NotebookFilesystem` with the session's own snapshot store). `"server"`
+without a parent server, or for a folder outside the server's root, is a clear error.
 
 Invariants:
 - Every byte sent is `ThreeZoneRequest.to_wire(provider)`; every tool result is appended to the
@@ -12,6 +18,9 @@ Invariants:
   request, and any change shows up as prefix drift (the cache-drift demonstration).
 - Observers (`subscribe`) hear "request", "tool" and "turn" events synchronously, from the
   task running the turn: no polling loop anywhere.
+- Provider, model, base URL and API key are resolved once, when the session is made, in one
+  order: arguments > the user's Jupyter config > keyring > environment (`settings.py`); no
+  file in the workspace can set them.
 """
 
 from __future__ import annotations
@@ -22,16 +31,13 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..hashline.disk import DiskFilesystem
-from ..hashline.memory_store import InMemorySnapshotStore
-from ..hashline.patcher import Patcher
 from ..hashline.store import SnapshotStore
-from ..notebook import NotebookFilesystem
+from ..tools import TOOL_SPECS, ActivityLog, ToolOutcome, run_tool
 from ..zones import PinnedPrefix, RebuildReason, RebuildRecord, ZoneSession
-from .activity import ActivityLog
 from .providers import ModelReply, ProviderClient, ToolCall, client_for
 from .registration import ServerRegistration, find_parent_server
-from .tools import TOOL_SPECS, NotebookTools, ToolOutcome
+from .settings import resolve_session_settings
+from .where import Via, session_workspace
 
 DEFAULT_SYSTEM = (
     "You edit Jupyter notebooks for a person who is working in them too. Read a notebook with "
@@ -39,11 +45,6 @@ DEFAULT_SYSTEM = (
     "numbers of your latest read, and check outputs with notebook_outputs. When an edit is "
     "rejected, follow the message: re-read what it names and send the edit again."
 )
-DEFAULT_MODELS = {
-    "anthropic": "claude-sonnet-4-5",
-    "openai": "gpt-4.1",
-    "deepseek": "deepseek-chat",
-}
 MAX_EDITS_KEPT = 50
 
 Observer = Callable[[str, "Session"], None]
@@ -55,7 +56,7 @@ class Session:
     def __init__(
         self,
         root_or_fs: str | Path | Any,
-        provider: str = "anthropic",
+        provider: str | None = None,
         model: str | None = None,
         base_url: str | None = None,
         api_key: str | None = None,
@@ -64,6 +65,7 @@ class Session:
         client: ProviderClient | None = None,
         store: SnapshotStore | None = None,
         seen_lines: str = "reject",
+        via: Via | str = Via.AUTO,
         max_tokens: int = 4096,
         max_tool_rounds: int = 32,
         session_id: str | None = None,
@@ -71,14 +73,22 @@ class Session:
         register: bool | ServerRegistration = True,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        inner = DiskFilesystem(root_or_fs) if isinstance(root_or_fs, (str, Path)) else root_or_fs
-        self.fs = NotebookFilesystem(inner)
-        self.patcher = Patcher(self.fs, store or InMemorySnapshotStore(), seen_lines)
-        self.tools = NotebookTools(self.patcher, self._outputs)
-        self.provider = provider
-        self.model = model or DEFAULT_MODELS.get(provider, provider)
-        self.client = client or client_for(provider, base_url=base_url, api_key=api_key)
         self.id = session_id or uuid.uuid4().hex[:12]
+        self.workspace, self.via = session_workspace(
+            root_or_fs, Via(via), store=store, seen_lines=seen_lines
+        )
+        self.settings = resolve_session_settings(
+            provider=provider,
+            model=model,
+            base_url=base_url,
+            api_key=api_key,
+            client=client,
+            workspace=root_or_fs if isinstance(root_or_fs, (str, Path)) else None,
+        )
+        self.provider, self.model = self.settings.provider, self.settings.model
+        self.client = client or client_for(
+            self.provider, base_url=self.settings.base_url, api_key=self.settings.api_key
+        )
         self._system = system
         self._clock = clock
         self.max_tokens = max_tokens
@@ -117,6 +127,10 @@ class Session:
             await self.publish()
         return reply.text if reply is not None else ""
 
+    async def aclose(self) -> None:
+        """Release the workspace's connections (a server's HTTP client)."""
+        await self.workspace.aclose()
+
     async def publish(self) -> bool:
         """Post the snapshot to the Jupyter server this kernel belongs to (if any)."""
         if self.registration is None:
@@ -139,7 +153,7 @@ class Session:
     async def _run_tools(self, calls: tuple[ToolCall, ...]) -> None:
         results = []
         for call in calls:
-            outcome = await self.tools.call(call.name, call.input)
+            outcome = await run_tool(self.workspace, call.name, call.input, agent=self.id)
             self._remember(outcome)
             block: dict[str, Any] = {
                 "type": "tool_result",
@@ -155,9 +169,6 @@ class Session:
     def _pinned(self) -> PinnedPrefix:
         system = self._system() if callable(self._system) else self._system
         return PinnedPrefix(system, [dict(spec) for spec in TOOL_SPECS], self.model)
-
-    async def _outputs(self, path: str, cell: str, max_chars: int) -> str:
-        return await self.fs.outputs(path, cell, max_chars)
 
     # -- compaction -----------------------------------------------------------------------------
     def compact(
@@ -198,8 +209,8 @@ class Session:
             observer(event, self)
 
     def _remember(self, outcome: ToolOutcome) -> None:
-        if outcome.result is not None:
-            self.edits.record_result(outcome.result, who=f"agent {self.id}", source="session")
+        for record in outcome.activity:
+            self.edits.adopt(record)
 
     def snapshot(self) -> dict[str, Any]:
         """JSON-ready state for the panel and the sidebar."""
@@ -211,6 +222,7 @@ class Session:
             "model": self.model,
             "turns": self.turns,
             "active": self.active,
+            "via": self.via.value,
         }
         return state
 

@@ -16,8 +16,11 @@ Accounting (the rules the ledger is checked against):
   (cold) one included.
 
 Routes: `{url}/anthropic/v1/messages`, `{url}/openai/v1/chat/completions`,
-`{url}/deepseek/chat/completions` (see `base_url(provider)`). Each shape checks for its API key
-header (any value), as the real services do, and answers 401 without it.
+`{url}/deepseek/chat/completions` (see `base_url(provider)`), and `{url}/v1/messages`, so that
+`url` itself is an Anthropic base URL, as for the real service (`Session(...,
+base_url=sim.url)`). The OpenAI and DeepSeek shapes share the path `/chat/completions` under
+their base URLs, so they keep their prefixes. Each shape checks for its API key header (any
+value), as the real services do, and answers 401 without it.
 
 The server runs in a daemon thread, so it serves sync and async callers alike; the script is
 consumed in order, one turn per request. A turn is `{"text": ...}`, `{"tool_calls": [{"name",
@@ -43,6 +46,12 @@ PROVIDER_PATHS = {
     "anthropic": "/anthropic/v1/messages",
     "openai": "/openai/v1/chat/completions",
     "deepseek": "/deepseek/chat/completions",
+}
+ROOT_PROVIDER = "anthropic"
+"""The shape served at the root (`{url}/v1/messages`): `url` is a base URL for this one."""
+ROUTES = {
+    **{path: provider for provider, path in PROVIDER_PATHS.items()},
+    "/v1/messages": ROOT_PROVIDER,
 }
 _BASE_SUFFIX = {"anthropic": "/anthropic", "openai": "/openai/v1", "deepseek": "/deepseek"}
 
@@ -176,13 +185,14 @@ class ProviderSimulator:
 
     @property
     def url(self) -> str:
+        """The root URL; also the Anthropic base URL (`/v1/messages` is served under it)."""
         if self._server is None:
             raise RuntimeError("the simulator is not running; use it as a context manager")
         port = self._server.server_address[1]
         return f"http://{self._host}:{port}"
 
     def base_url(self, provider: str) -> str:
-        """The base URL a client of `provider` should be given."""
+        """The base URL a client of `provider` should be given (any of the three shapes)."""
         return self.url + _BASE_SUFFIX[provider]
 
     # -- accounting ------------------------------------------------------------------------
@@ -365,8 +375,6 @@ def _has_key(provider: str, headers: Mapping[str, str]) -> bool:
 
 
 def _handler_for(sim: ProviderSimulator) -> type[BaseHTTPRequestHandler]:
-    routes = {path: provider for provider, path in PROVIDER_PATHS.items()}
-
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -382,7 +390,7 @@ def _handler_for(sim: ProviderSimulator) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(data)
 
         def do_POST(self) -> None:
-            provider = routes.get(self.path)
+            provider = ROUTES.get(self.path)
             body = self.rfile.read(int(self.headers.get("content-length") or 0))
             if provider is None:
                 self._send(404, {"error": {"message": f"no such endpoint: {self.path}"}})

@@ -14,7 +14,6 @@ from .edits import Edit, EditOp, PatchSection
 from .errors import (
     AnchorError,
     HashlineError,
-    InvalidNotebookError,
     NotFoundError,
     NotTextError,
     PatchSyntaxError,
@@ -60,7 +59,6 @@ __all__ = [
     "HashlineError",
     "InMemoryFilesystem",
     "InMemorySnapshotStore",
-    "InvalidNotebookError",
     "LineRebase",
     "LineRebaser",
     "Normalized",

@@ -93,13 +93,6 @@ class NotTextError(HashlineError):
     kind = "not_text"
 
 
-class InvalidNotebookError(HashlineError):
-    """A notebook that cannot be parsed, projected, merged or validated."""
-
-    status = 422
-    kind = "invalid_notebook"
-
-
 class WriteFailedError(HashlineError):
     """The storage refused or failed a write; the previous content is intact."""
 

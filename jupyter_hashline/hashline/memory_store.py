@@ -8,7 +8,7 @@ Invariants (on top of the `SnapshotStore` contract in store.py):
 - At most `max_versions_per_path` versions are kept per path (a ring): a new version beyond that
   forgets the least recently recorded one, together with its seen lines.
 - Versions of one path always have pairwise different texts; seen lines live on the version,
-  so they follow the exact text, not the tag.
+  per agent, so they follow the exact text (not the tag) and the agent that was shown them.
 - Every public method holds one lock, so a store can be shared by patchers and threads.
 - `clock` returns milliseconds since the epoch; tests inject one to be deterministic.
 """
@@ -21,7 +21,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from .store import Snapshot
+from .store import DEFAULT_AGENT, Snapshot
 from .text import section_tag
 
 Clock = Callable[[], int]
@@ -39,7 +39,12 @@ class _Version:
     text: str
     tag: str
     recorded_at_ms: int
-    seen: set[int] = field(default_factory=set)
+    seen: dict[str, set[int]] = field(default_factory=dict)
+
+    def seen_by(self, agent: str | None) -> frozenset[int]:
+        if agent is not None:
+            return frozenset(self.seen.get(agent, ()))
+        return frozenset().union(*self.seen.values())
 
 
 def _check_limit(name: str, value: int) -> int:
@@ -86,11 +91,11 @@ class InMemorySnapshotStore:
             version = self._find_tag(path, tag)
             return _snapshot(path, version) if version else None
 
-    def seen_lines(self, path: str, tag: str) -> frozenset[int]:
-        """Lines shown of the most recent version of `path` with `tag` (empty if none)."""
+    def seen_lines(self, path: str, tag: str, agent: str | None = None) -> frozenset[int]:
+        """Lines shown to `agent` (None: anyone) of the newest version of `path` with `tag`."""
         with self._lock:
             version = self._find_tag(path, tag)
-            return frozenset(version.seen) if version else frozenset()
+            return version.seen_by(agent) if version else frozenset()
 
     def paths(self) -> list[str]:
         """Tracked paths, most recently used first."""
@@ -120,14 +125,17 @@ class InMemorySnapshotStore:
             self._touch(path)
         return tag
 
-    def record_seen_lines(self, path: str, tag: str, lines: Iterable[int]) -> None:
-        """Add `lines` to the most recent version of `path` with `tag`; no such version: no-op."""
+    def record_seen_lines(
+        self, path: str, tag: str, lines: Iterable[int], agent: str = DEFAULT_AGENT
+    ) -> None:
+        """Credit `agent` with `lines` of the newest version of `path` with `tag` (no such
+        version: no-op)."""
         numbers = {int(n) for n in lines}
         with self._lock:
             version = self._find_tag(path, tag)
             if version is None:
                 return
-            version.seen.update(numbers)
+            version.seen.setdefault(agent, set()).update(numbers)
             self._touch(path)
 
     def invalidate(self, path: str) -> None:

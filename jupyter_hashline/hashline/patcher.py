@@ -17,16 +17,21 @@ Invariants:
 - BOM and line endings are restored on write unless the filesystem serves a normalized view.
 - No NUL is ever written; files over `max_file_bytes` and patches over `max_patch_bytes` are
   refused before any work.
-- Edits to one path are serialized within a patcher (one asyncio lock per store key).
+- Reads, edits and writes of one path are serialized (one asyncio lock per store key, from a
+  `PathLocks` table that several patchers may share).
+- Seen lines are credited to this patcher's `agent`, and only that agent's seen lines allow an
+  edit; the no-op streak is this patcher's own (one patcher per agent keeps both per agent).
+- Every warning reaches the result: the checks', the applied edit's own repairs (pasted `N:`
+  prefixes, boundary echo) and the storage's write notes, on every path (applied, recovered,
+  no-op).
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, cast
@@ -55,6 +60,7 @@ from .filesystem import (
     RebaseRefusal,
     ViewAnnotator,
 )
+from .locks import PathLocks
 from .parse import PatchInput, parse_patch
 from .recovery import rebase_by_text
 from .results import (
@@ -65,7 +71,7 @@ from .results import (
     SectionResult,
     build_preview,
 )
-from .store import Snapshot, SnapshotStore
+from .store import DEFAULT_AGENT, Snapshot, SnapshotStore
 from .text import normalize, restore, section_tag, split_lines
 
 MiB = 1024 * 1024
@@ -119,6 +125,8 @@ class Patcher:
         max_file_bytes: int = 64 * MiB,
         repair_echo: bool = True,
         clock: Callable[[], float] = time.monotonic,
+        agent: str = DEFAULT_AGENT,
+        locks: PathLocks | None = None,
     ) -> None:
         self.fs = fs
         self.store = store
@@ -127,7 +135,8 @@ class Patcher:
         self.max_file_bytes = max_file_bytes
         self.repair_echo = repair_echo
         self._clock = clock
-        self._locks: dict[str, asyncio.Lock] = {}
+        self.agent = agent
+        self.locks = locks if locks is not None else PathLocks()
         self._noop: tuple[str, int, float] | None = None
 
     # -- reads ---------------------------------------------------------------------------------
@@ -139,12 +148,14 @@ class Patcher:
         limit: int | None = None,
         cells: Sequence[str] | str | None = None,
     ) -> ReadResult:
-        """Show `path` with line numbers under `[path#TAG]`; record the snapshot and seen lines."""
-        live = await self._load(path, missing_hint="Check the path.")
-        lines = split_lines(live.text)
-        shown, notes = self._select(live, lines, offset, limit, cells)
-        tag = self.store.record(live.key, live.text)
-        self.store.record_seen_lines(live.key, tag, shown)
+        """Show `path` with line numbers under `[path#TAG]`; record the snapshot and the lines
+        this agent was shown."""
+        async with self._locked([await self._key(path)]):
+            live = await self._load(path, missing_hint="Check the path.")
+            lines = split_lines(live.text)
+            shown, notes = self._select(live, lines, offset, limit, cells)
+            tag = self.store.record(live.key, live.text)
+            self.store.record_seen_lines(live.key, tag, shown, agent=self.agent)
         head = messages.header(path, tag)
         annotations = self._annotations(path, live.raw)
         rows = [head, *messages.view_rows(lines, shown, annotations), *notes]
@@ -300,7 +311,7 @@ class Patcher:
     def _prepare_fresh(self, section: PatchSection, live: _Live) -> _Prepared:
         warnings = self._check_seen(section, live.key, live.text)
         applied = self._apply(section.edits, live, section.header)
-        seen = self.store.seen_lines(live.key, section.tag)
+        seen = self.store.seen_lines(live.key, section.tag, agent=self.agent)
         carried = frozenset(m for n in seen if (m := applied.map_line(n)) is not None)
         return _Prepared(section, live, applied, tuple(warnings), "", carried)
 
@@ -350,7 +361,8 @@ class Patcher:
     def _check_seen(self, section: PatchSection, key: str, shown_text: str) -> list[str]:
         if self.seen_lines is SeenLinesPolicy.OFF:
             return []
-        unseen = sorted(section.anchor_lines() - self.store.seen_lines(key, section.tag))
+        seen = self.store.seen_lines(key, section.tag, agent=self.agent)
+        unseen = sorted(section.anchor_lines() - seen)
         if not unseen:
             return []
         if self.seen_lines is SeenLinesPolicy.WARN:
@@ -360,7 +372,7 @@ class Patcher:
             ]
         rows, truncated = messages.reveal_rows(split_lines(shown_text), unseen)
         if not truncated:
-            self.store.record_seen_lines(key, section.tag, unseen)
+            self.store.record_seen_lines(key, section.tag, unseen, agent=self.agent)
         raise UnseenLinesError(
             messages.unseen_message(section.path, section.header, unseen, rows, truncated)
         )
@@ -368,7 +380,7 @@ class Patcher:
     def _record_rejection(self, live: _Live, shown: Sequence[int]) -> str:
         tag = self.store.record(live.key, live.text)
         if shown:
-            self.store.record_seen_lines(live.key, tag, shown)
+            self.store.record_seen_lines(live.key, tag, shown, agent=self.agent)
         return tag
 
     def _unknown_tag(self, section: PatchSection, live: _Live) -> UnknownTagError:
@@ -410,7 +422,7 @@ class Patcher:
     async def _write_section(self, item: _Prepared) -> SectionResult:
         live, applied = item.live, item.applied
         landed, write_notes = await self._land(live.path, applied.text, live)
-        warnings = [*item.warnings, *write_notes]
+        warnings = [*item.warnings, *applied.warnings, *write_notes]
         seen = set(item.carried_seen)
         if landed != applied.text:
             if not write_notes:
@@ -441,7 +453,7 @@ class Patcher:
         into an error (the agent would be told nothing changed), so it becomes a warning."""
         try:
             tag = self.store.record(key, landed)
-            self.store.record_seen_lines(key, tag, seen)
+            self.store.record_seen_lines(key, tag, seen, agent=self.agent)
         except Exception as err:
             reason = (
                 err.message if isinstance(err, HashlineError) else f"{type(err).__name__}: {err}"
@@ -463,7 +475,8 @@ class Patcher:
     ) -> PatchResult:
         if live is not None and live.text == text:
             tag = self.store.record(key, text)
-            self.store.record_seen_lines(key, tag, range(1, len(split_lines(text)) + 1))
+            shown = range(1, len(split_lines(text)) + 1)
+            self.store.record_seen_lines(key, tag, shown, agent=self.agent)
             noop = SectionResult(
                 path,
                 SectionOp.NOOP,
@@ -549,9 +562,7 @@ class Patcher:
     @asynccontextmanager
     async def _locked(self, keys: Sequence[str]) -> AsyncIterator[None]:
         """Hold the lock of every key, taken in sorted order so two patches cannot deadlock."""
-        async with AsyncExitStack() as stack:
-            for key in sorted(set(keys)):
-                await stack.enter_async_context(self._locks.setdefault(key, asyncio.Lock()))
+        async with self.locks.hold(keys):
             yield
 
 

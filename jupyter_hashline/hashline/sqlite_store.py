@@ -12,6 +12,8 @@ Invariants (on top of the `SnapshotStore` contract in store.py):
 - Thread-safe: one connection guarded by a lock; every write is one `BEGIN IMMEDIATE`
   transaction, so other processes see all of it or none of it. WAL mode lets readers in other
   processes proceed while one writes.
+- Seen lines are kept per (version, agent, line). A version-1 file (seen lines without agents)
+  is migrated in place, in one transaction, its seen lines credited to the default agent.
 - The schema is versioned with `PRAGMA user_version`. A file that is not a usable store
   (garbage, corruption, a foreign or newer schema) is moved aside to `<name>.corrupt-<ms>`
   (with its `-wal`/`-shm` companions), a warning is logged, and a fresh store starts;
@@ -32,12 +34,12 @@ from typing import Any, TypeVar
 
 from .errors import StoreBusyError
 from .memory_store import Clock, wall_clock_ms
-from .store import Snapshot
+from .store import DEFAULT_AGENT, Snapshot
 from .text import section_tag
 
 __all__ = ["SCHEMA_VERSION", "SqliteSnapshotStore"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MEMORY = ":memory:"
 
 _log = logging.getLogger(__name__)
@@ -61,9 +63,22 @@ CREATE INDEX versions_by_tag ON versions (path, tag, seq);
 CREATE INDEX versions_by_text ON versions (path, text_sha256);
 CREATE TABLE seen (
     version_id INTEGER NOT NULL REFERENCES versions (id) ON DELETE CASCADE,
+    agent BLOB NOT NULL,
     line INTEGER NOT NULL,
-    PRIMARY KEY (version_id, line)
+    PRIMARY KEY (version_id, agent, line)
 ) WITHOUT ROWID;
+"""
+_MIGRATE_FROM_1 = """
+CREATE TABLE seen_v2 (
+    version_id INTEGER NOT NULL REFERENCES versions (id) ON DELETE CASCADE,
+    agent BLOB NOT NULL,
+    line INTEGER NOT NULL,
+    PRIMARY KEY (version_id, agent, line)
+) WITHOUT ROWID;
+INSERT INTO seen_v2 (version_id, agent, line) SELECT version_id, X'', line FROM seen;
+DROP TABLE seen;
+ALTER TABLE seen_v2 RENAME TO seen;
+PRAGMA user_version = 2
 """
 _TABLES = frozenset({"counters", "paths", "versions", "seen"})
 
@@ -159,13 +174,16 @@ class SqliteSnapshotStore:
         rows = self._read(sql, (_encode(path), tag))
         return Snapshot(path, _decode(rows[0][0]), rows[0][1], rows[0][2]) if rows else None
 
-    def seen_lines(self, path: str, tag: str) -> frozenset[int]:
-        """Lines shown of the most recent version of `path` with `tag` (empty if none)."""
+    def seen_lines(self, path: str, tag: str, agent: str | None = None) -> frozenset[int]:
+        """Lines shown to `agent` (None: anyone) of the newest version of `path` with `tag`."""
         sql = (
             "SELECT line FROM seen WHERE version_id = (SELECT id FROM versions"
             " WHERE path = ? AND tag = ? ORDER BY seq DESC LIMIT 1)"
         )
-        return frozenset(row[0] for row in self._read(sql, (_encode(path), tag)))
+        params: tuple[object, ...] = (_encode(path), tag)
+        if agent is not None:
+            sql, params = sql + " AND agent = ?", (*params, _encode(agent))
+        return frozenset(row[0] for row in self._read(sql, params))
 
     def paths(self) -> list[str]:
         """Tracked paths, most recently used first."""
@@ -203,9 +221,13 @@ class SqliteSnapshotStore:
         self._write(write)
         return tag
 
-    def record_seen_lines(self, path: str, tag: str, lines: Iterable[int]) -> None:
-        """Add `lines` to the most recent version of `path` with `tag`; no such version: no-op."""
+    def record_seen_lines(
+        self, path: str, tag: str, lines: Iterable[int], agent: str = DEFAULT_AGENT
+    ) -> None:
+        """Credit `agent` with `lines` of the newest version of `path` with `tag` (no such
+        version: no-op)."""
         key, numbers = _encode(path), sorted({int(n) for n in lines})
+        who = _encode(agent)
 
         def write(conn: sqlite3.Connection) -> None:
             found = conn.execute(
@@ -215,8 +237,8 @@ class SqliteSnapshotStore:
             if found is None:
                 return
             conn.executemany(
-                "INSERT OR IGNORE INTO seen (version_id, line) VALUES (?, ?)",
-                [(found[0], n) for n in numbers],
+                "INSERT OR IGNORE INTO seen (version_id, agent, line) VALUES (?, ?, ?)",
+                [(found[0], who, n) for n in numbers],
             )
             self._touch(conn, key)
 
@@ -375,6 +397,9 @@ def _prepare(conn: sqlite3.Connection) -> None:
         version, tables = _schema_state(conn)
     if version > SCHEMA_VERSION:
         raise _UnusableStore(f"schema version {version} is newer than {SCHEMA_VERSION}")
+    if version == 1 and _TABLES.issubset(tables):
+        _migrate_from_1(conn)
+        version, tables = _schema_state(conn)
     if version != SCHEMA_VERSION or not _TABLES.issubset(tables):
         raise _UnusableStore(f"not a jupyter-hashline snapshot store (tables: {sorted(tables)})")
     # Only now that the file is known to be ours may it be changed (WAL is persistent).
@@ -397,6 +422,21 @@ def _create_schema(conn: sqlite3.Connection) -> None:
                 if statement.strip():
                     conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    except BaseException:
+        conn.rollback()
+        raise
+    conn.commit()
+
+
+def _migrate_from_1(conn: sqlite3.Connection) -> None:
+    """Give version 1's seen lines an agent column (the default agent), unless another process
+    just did."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if _schema_state(conn)[0] == 1:
+            for statement in _MIGRATE_FROM_1.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
     except BaseException:
         conn.rollback()
         raise

@@ -6,8 +6,11 @@ Invariants (every implementation, checked by one shared contract suite):
   version. Dedup compares full text, never the tag alone.
 - `history(path)` is newest first; `head(path)` is `history(path)[0]` or None.
 - `by_hash(path, tag)` returns the most recent snapshot with that tag (tags can collide).
-- Seen lines belong to the exact text shown: they are kept per (path, text), so a colliding
-  text with the same tag starts with no seen lines.
+- Seen lines belong to the exact text shown and to the agent it was shown to: they are kept per
+  (path, text, agent), so a colliding text with the same tag starts with no seen lines, and
+  agent B is never credited with lines only agent A was shown. `seen_lines(path, tag)` without
+  an agent is the union over every agent (what was shown to anyone); `record_seen_lines`
+  without one credits the default agent `""` (a single-agent caller sees no difference).
 - Safe to share between patchers and threads.
 """
 
@@ -16,6 +19,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
+
+DEFAULT_AGENT = ""
+"""The agent credited when a caller names none (single-agent use)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,12 +44,15 @@ class SnapshotStore(Protocol):
 
     def record(self, path: str, full_text: str) -> str: ...
 
-    def seen_lines(self, path: str, tag: str) -> frozenset[int]:
-        """Lines shown of the most recent version of `path` with `tag`."""
+    def seen_lines(self, path: str, tag: str, agent: str | None = None) -> frozenset[int]:
+        """Lines shown to `agent` (None: to any agent) of the newest version of `path` with
+        `tag`."""
         ...
 
-    def record_seen_lines(self, path: str, tag: str, lines: Iterable[int]) -> None:
-        """Add `lines` to those shown of the most recent version of `path` with `tag`."""
+    def record_seen_lines(
+        self, path: str, tag: str, lines: Iterable[int], agent: str = DEFAULT_AGENT
+    ) -> None:
+        """Add `lines` to those shown to `agent` of the newest version of `path` with `tag`."""
         ...
 
     def invalidate(self, path: str) -> None: ...

@@ -1,48 +1,31 @@
-"""The notebook tools for MCP clients: a stdio server and Jupyter AI's registration.
+"""The notebook tools for MCP clients over stdio (`jupyter-hashline mcp`).
 
-`jupyter-hashline mcp` serves `TOOL_SPECS` over stdio (`serve_stdio`) on a backend: a directory
-on this machine (`DirectoryBackend`, confined to the root, snapshots in SQLite) or a running
-Jupyter server's REST API (`ServerBackend`). `jupyter_ai.TOOLS` is what the
-`jupyter_server_mcp.tools` entry point hands to Jupyter AI's MCP server. Importing this
-package does not import the `mcp` SDK; `build_server` and `serve_stdio` load it when called.
+`serve_stdio(workspace)` serves the tool catalog on a workspace: a directory on this machine
+(`tools.open_directory`) or a running Jupyter server's REST API (`tools.RestWorkspace`). It
+works with the `mcp` SDK 1.x and 2.x. Importing this package does not import the SDK;
+`build_server` and `serve_stdio` load it when called. (The registration for Jupyter AI's MCP
+server runs inside the Jupyter server: `jupyter_hashline.server.mcp_tools`.)
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .backends import (
-    DirectoryBackend,
-    ServerBackend,
-    ToolBackend,
-    default_store_path,
-    resolve_store_path,
-)
-
-if TYPE_CHECKING:
-    from mcp.server import Server
+from ..tools import TOOL_NAMES, ToolWorkspace
 
 
-def build_server(backend: ToolBackend) -> Server[Any]:
-    """An MCP server offering the notebook tools on `backend` (see `server.build_server`)."""
+def build_server(workspace: ToolWorkspace, *, names: tuple[str, ...] = TOOL_NAMES) -> Any:
+    """An MCP server offering the notebook tools on `workspace` (see `server.build_server`)."""
     from .server import build_server as build
 
-    return build(backend)
+    return build(workspace, names=names)
 
 
-async def serve_stdio(backend: ToolBackend) -> None:
+async def serve_stdio(workspace: ToolWorkspace) -> None:
     """Serve one MCP client on stdin/stdout (see `server.serve_stdio`)."""
     from .server import serve_stdio as serve
 
-    await serve(backend)
+    await serve(workspace)
 
 
-__all__ = [
-    "DirectoryBackend",
-    "ServerBackend",
-    "ToolBackend",
-    "build_server",
-    "default_store_path",
-    "resolve_store_path",
-    "serve_stdio",
-]
+__all__ = ["build_server", "serve_stdio"]

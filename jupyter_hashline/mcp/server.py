@@ -1,28 +1,29 @@
 """The MCP server: the notebook tool catalog over stdio, for any MCP client.
 
-`build_server(backend)` returns an `mcp` low-level `Server` whose tool list is `TOOL_SPECS`
-(names, descriptions and JSON schemas byte for byte, so every surface shows an agent the same
-catalog) and whose tool calls run on a `ToolBackend`. `serve_stdio(backend)` serves one client
-on stdin/stdout until it disconnects.
+`build_server(workspace)` returns an `mcp` low-level server (SDK 1.x or 2.x, see compat.py)
+whose tool list is the catalog's MCP definitions (names, titles, descriptions, input schemas
+and annotations) and whose tool calls go through `tools.run_tool` on `workspace` (a
+directory, or a Jupyter server's REST API). `serve_stdio(workspace)` serves one client on
+stdin/stdout until it disconnects.
 
 Invariants:
-- One backend, hence one snapshot store, per server process (one MCP session).
-- An edit the engine rejects, or any other agent mistake, is a tool result with `is_error`
-  set and the agent message as its only text; the MCP connection itself never fails for it.
+- One connection is one agent: named from the client's `initialize` clientInfo plus a suffix
+  drawn once per server (two windows of one client are two agents with their own seen lines).
+- An edit the engine rejects, or any other agent mistake, is a tool result with `isError` set
+  and the agent message as its only text; the MCP connection itself never fails for it.
 - Nothing but MCP messages is written to stdout.
 """
 
 from __future__ import annotations
 
+import re
+import secrets
+from collections.abc import Mapping
 from typing import Any
 
-import mcp_types as types
-from mcp.server import Server, ServerRequestContext
-from mcp.server.stdio import stdio_server
-
 from .. import __version__
-from ..agent.tools import EDIT_LANGUAGE, TOOL_SPECS
-from .backends import ToolBackend
+from ..tools import EDIT_LANGUAGE, TOOL_NAMES, ToolWorkspace, mcp_definitions, run_tool
+from .compat import build_low_level_server, run_stdio
 
 SERVER_NAME = "jupyter-hashline"
 
@@ -34,50 +35,31 @@ INSTRUCTIONS = (
 )
 
 
-def mcp_tools() -> list[types.Tool]:
-    """The catalog as MCP tool definitions, in catalog order."""
-    return [
-        types.Tool(
-            name=spec["name"],
-            description=spec["description"],
-            input_schema=dict(spec["input_schema"]),
-        )
-        for spec in TOOL_SPECS
-    ]
+def connection_agent(client: Mapping[str, Any] | None, suffix: str) -> str:
+    """`<client name>-<suffix>`: the agent name of one MCP connection."""
+    raw = str((client or {}).get("name") or "mcp")
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", raw).strip("-")[:40] or "mcp"
+    return f"{name}-{suffix}"
 
 
-def build_server(backend: ToolBackend) -> Server[Any]:
-    """An MCP server offering the four notebook tools, run on `backend`."""
-    tools = mcp_tools()
-
-    async def list_tools(
-        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=tools)
+def build_server(workspace: ToolWorkspace, *, names: tuple[str, ...] = TOOL_NAMES) -> Any:
+    """An MCP server offering the notebook tools `names` on `workspace`, for one connection."""
+    tools = mcp_definitions(names)
+    suffix = secrets.token_hex(3)
 
     async def call_tool(
-        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
-        outcome = await backend.call(params.name, params.arguments or {})
-        return types.CallToolResult(
-            content=[types.TextContent(text=outcome.text)], is_error=outcome.is_error
-        )
+        name: str, arguments: Mapping[str, Any], client: Mapping[str, Any] | None
+    ) -> dict[str, Any]:
+        agent = connection_agent(client, suffix)
+        outcome = await run_tool(workspace, name, arguments, agent=agent, names=names)
+        return {"content": [{"type": "text", "text": outcome.text}], "isError": outcome.is_error}
 
-    return Server(
-        SERVER_NAME,
-        version=__version__,
-        description=f"hashline notebook tools on {backend.describe}",
-        instructions=INSTRUCTIONS,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-    )
+    return build_low_level_server(SERVER_NAME, __version__, INSTRUCTIONS, lambda: tools, call_tool)
 
 
-async def serve_stdio(backend: ToolBackend) -> None:
-    """Serve one MCP client on stdin/stdout until it disconnects, then close the backend."""
-    server = build_server(backend)
+async def serve_stdio(workspace: ToolWorkspace) -> None:
+    """Serve one MCP client on stdin/stdout until it disconnects, then close the workspace."""
     try:
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+        await run_stdio(build_server(workspace))
     finally:
-        await backend.aclose()
+        await workspace.aclose()

@@ -8,6 +8,7 @@ notebook (outputs, ids, metadata kept) and report what landed. The pure parts ar
 
 from __future__ import annotations
 
+from .errors import InvalidNotebookError
 from .filesystem import NotebookFilesystem, is_notebook_path, new_notebook
 from .loading import LoadedNotebook, load_notebook
 from .merge import merge_projection
@@ -18,6 +19,7 @@ from .serialize import CellJsonCache, serialize_notebook
 
 __all__ = [
     "CellJsonCache",
+    "InvalidNotebookError",
     "LoadedNotebook",
     "NotebookFilesystem",
     "ProjectedCell",

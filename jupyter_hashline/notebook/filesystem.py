@@ -25,8 +25,10 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..hashline.errors import AnchorError, HashlineError, InvalidNotebookError, is_not_found
+from ..hashline.errors import AnchorError, HashlineError, is_not_found
 from ..hashline.filesystem import Filesystem, Footprint, LineRebase, RebaseRefusal, WriteResult
+from .errors import InvalidNotebookError
+from .executed import Executed, with_executed
 from .ids import IdNotes, IdSource, id_notes
 from .jupytext_view import check_format, jupytext_text, merge_jupytext
 from .loading import LoadedNotebook, changed_cells_problem, load_notebook, notebook_problem
@@ -150,6 +152,30 @@ class NotebookFilesystem(Filesystem):
         if not is_notebook_path(path):
             raise HashlineError(f"{path} is not a notebook (.ipynb): it has no cell outputs.")
         return cell_outputs((await self._read(path)).nb, cell_id, max_chars=max_chars)
+
+    async def write_outputs(self, path: str, executed: Mapping[str, Executed]) -> WriteResult:
+        """Set the outputs and execution counts of executed cells, in one write.
+
+        Nothing else in the notebook changes. Cells named in `executed` that are no longer
+        code cells of the notebook are reported in the warnings, not written. Returns the
+        projection as it landed (the outputs change the file, not necessarily the text).
+        """
+        if not is_notebook_path(path):
+            raise HashlineError(f"{path} is not a notebook (.ipynb): it has no cell outputs.")
+        current = await self._read(path)
+        self._check_writable(path, current)
+        merged, missing = with_executed(current.nb, executed)
+        warnings = tuple(
+            f"cell {cid} is no longer a code cell of {path}: its outputs were not written"
+            for cid in missing
+        )
+        if merged is current.nb:
+            return WriteResult(self._view(current), warnings)
+        self._check_merged(path, current, merged)
+        text = serialize_notebook(merged, cache=self._cells)
+        landed = await self._inner_write(path, text)
+        loaded = self._remember(path, LoadedNotebook(text, merged, validated=True), landed.text)
+        return WriteResult(self._view(loaded), (*warnings, *landed.warnings))
 
     # -- optional engine capabilities ----------------------------------------------------------
 

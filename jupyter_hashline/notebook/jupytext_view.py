@@ -21,7 +21,7 @@ from typing import Any
 
 from nbformat import from_dict
 
-from ..hashline.errors import InvalidNotebookError
+from .errors import InvalidNotebookError
 from .ids import display_ids, is_legacy
 
 Notebook = dict[str, Any]

@@ -22,7 +22,7 @@ from typing import Any
 import nbformat
 from nbformat.validator import ValidationError, better_validation_error, get_validator
 
-from ..hashline.errors import InvalidNotebookError
+from .errors import InvalidNotebookError
 from .ids import DisplayIds, display_ids, is_legacy
 from .projection import project_notebook
 

@@ -182,8 +182,14 @@ def cell_outputs(nb: Mapping[str, Any], cell_id: str, max_chars: int = DEFAULT_M
     count = cell.get("execution_count")
     head = f"cell {cell_id}: {_plural(len(outputs), 'output')}"
     head += f" (execution count {count})" if count is not None else " (not executed)"
+    body = render_outputs(outputs, max_chars)
+    return head + ("\n" + body if body else "")
+
+
+def render_outputs(outputs: Sequence[Any], max_chars: int = DEFAULT_MAX_CHARS) -> str:
+    """Outputs (nbformat v4 dicts) as numbered text, clipped at `max_chars`; "" for none."""
     body = "\n".join(_render(i, o) for i, o in enumerate(outputs, 1))
-    return head + ("\n" + _clip(body, max_chars) if body else "")
+    return _clip(body, max_chars) if body else ""
 
 
 def _clip(text: str, max_chars: int) -> str:

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..hashline.errors import InvalidNotebookError
+from .errors import InvalidNotebookError
 from .ids import display_ids
 
 MARKER_PREFIX = "# %%"
@@ -79,7 +79,10 @@ def cell_source(cell: Mapping[str, Any]) -> str:
     if isinstance(source, str):
         return source
     if isinstance(source, list):
-        return "".join(source)
+        try:
+            return "".join(source)
+        except TypeError:  # an invalid file: show the text parts; a write validates the cell
+            return "".join(part for part in source if isinstance(part, str))
     return ""
 
 

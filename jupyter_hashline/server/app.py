@@ -19,18 +19,21 @@ from pathlib import Path
 from typing import Any
 
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import Bool, Enum, Int, List, Unicode
+from traitlets import Bool, Enum, Int, List, TraitError, Unicode, validate
 from traitlets.utils.importstring import import_item
 
 from ..hashline.store import SnapshotStore
+from ..tools import TOOL_NAMES
 from .config import (
     MIB,
     HashlineSettings,
     SeenLinesPolicy,
     apply_workspace_overlay,
 )
+from .events import connect_events
 from .handlers import make_handlers
 from .live_rooms import RoomFinder
+from .mcp_tools import DEFAULT_TOOLS
 from .service import HashlineService, build_service
 
 OVERLAY_FILE = ".jupyter-hashline.json"
@@ -92,7 +95,26 @@ class HashlineExtension(ExtensionApp):
         "(seen_lines, size limits, allowed_paths, read_only). Empty: no overlay.",
     ).tag(config=True)
 
+    server_mcp_tools = List(
+        Unicode(),
+        default_value=list(DEFAULT_TOOLS),
+        help="The notebook tools the jupyter-server-mcp registration exposes (Jupyter AI's MCP "
+        "server, whose port takes no token). Names from: " + ", ".join(TOOL_NAMES) + ". The "
+        "default leaves out notebook_write (whole-file replacement).",
+    ).tag(config=True)
+
     service: HashlineService | None = None
+
+    @validate("server_mcp_tools")
+    def _check_server_mcp_tools(self, proposal: Any) -> list[str]:
+        names = list(proposal["value"])
+        unknown = [name for name in names if name not in TOOL_NAMES]
+        if unknown:
+            raise TraitError(
+                f"HashlineExtension.server_mcp_tools names unknown tool(s) {unknown}; the "
+                f"tools are {list(TOOL_NAMES)}."
+            )
+        return names
 
     def _configured_settings(self) -> HashlineSettings:
         return HashlineSettings(
@@ -108,6 +130,7 @@ class HashlineExtension(ExtensionApp):
             store_path=self.store_path or self._default_store_path(),
             activity_limit=self.activity_limit,
             max_sessions=self.max_sessions,
+            server_mcp_tools=tuple(self.server_mcp_tools),
         )
 
     def _root_dir(self) -> str:
@@ -150,6 +173,12 @@ class HashlineExtension(ExtensionApp):
         serverapp = self.serverapp
         rooms = RoomFinder(lambda: serverapp.web_app.settings, self.log)
         self.service = build_service(serverapp.contents_manager, store, settings, rooms)
+        connect_events(
+            serverapp.event_logger,
+            activity=self.service.activity_log,
+            sessions=self.service.sessions,
+            log=self.log,
+        )
         self.settings["jupyter_hashline_service"] = self.service
         self.log.info(
             "jupyter_hashline: store %s, seen lines %s", type(store).__name__, settings.seen_lines

@@ -10,6 +10,10 @@ Invariants:
   one refusal message per key, and the setting keeps its value.
 - Keys that would redirect data (the snapshot store class or path) and unknown keys are always
   refused. The merge is pure: settings in, settings and refusals out.
+- No workspace file may set an agent session's provider, model, base URL or API keys (under
+  any spelling: `base_url`, `ANTHROPIC_API_KEY`, a `HashlineSession` section...): a project
+  file must not be able to send the user's key to a look-alike endpoint. Such keys get a
+  refusal that says where those settings do come from.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ class HashlineSettings:
     store_path: str = ""
     activity_limit: int = 200
     max_sessions: int = 64
+    server_mcp_tools: tuple[str, ...] = ("notebook_read", "notebook_outputs", "notebook_edit")
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +63,16 @@ class OverlayResult:
 
 
 REDIRECTING_KEYS = frozenset({"store_class", "store_path"})
+AGENT_SETTING_KEYS = frozenset({"provider", "model", "hashlinesession"})
+AGENT_SETTING_SUFFIXES = ("base_url", "api_key", "api_keys")
+
+
+def is_agent_setting(key: str) -> bool:
+    """Whether an overlay key names an agent session setting (provider, model, URL, key)."""
+    lowered = key.lower()
+    return lowered in AGENT_SETTING_KEYS or lowered.endswith(AGENT_SETTING_SUFFIXES)
+
+
 LIMIT_KEYS = ("max_request_bytes", "max_patch_bytes", "max_file_bytes")
 
 
@@ -134,6 +149,12 @@ def apply_workspace_overlay(
         tighten = _TIGHTENERS.get(key)
         if key in REDIRECTING_KEYS:
             refused.append(f"{key}: a workspace file may not redirect where data is stored")
+            continue
+        if is_agent_setting(key):
+            refused.append(
+                f"{key}: a workspace file may not set an agent's provider, model, base URL or "
+                "API keys (they come from arguments, your Jupyter config, keyring or environment)"
+            )
             continue
         if tighten is None:
             known = sorted(_TIGHTENERS)

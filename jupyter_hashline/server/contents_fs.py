@@ -33,13 +33,13 @@ from tornado.web import HTTPError
 
 from ..hashline.errors import (
     HashlineError,
-    InvalidNotebookError,
     NotFoundError,
     NotTextError,
     TooLargeError,
     WriteFailedError,
 )
 from ..hashline.filesystem import Filesystem, WriteResult
+from ..notebook.errors import InvalidNotebookError
 from ..notebook.loading import rejoin_lines
 from .config import path_allowed
 from .errors import (

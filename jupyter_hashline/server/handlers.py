@@ -1,31 +1,39 @@
 """Thin tornado handlers for the REST API under `{base_url}hashline/`.
 
-Each handler parses its input, calls one service method and writes JSON. Every verb is
-`@web.authenticated` and `@authorized` on the "contents" resource (read for GET, write for
-POST). Every error body is produced by `errors.error_response`, via `write_error`.
+Tool routes (one per catalog entry: read, patch, write, outputs) hand the query or body to
+`tools.run_tool` as the requesting agent and write the outcome's reply; the other routes call
+one service method. Every verb is `@web.authenticated` and `@authorized` on the "contents"
+resource (read for GET, write for POST). Every error body is `{"error", "message"}`: tool
+errors from the outcome, the rest from `errors.error_response`, via `write_error`.
+
+The agent of a request: the `X-Hashline-Agent` header when sent; else, for a request
+authenticated by the server's token alone (jupyter_server invents a new anonymous user for each
+such request), one fixed name derived from a hash of the token (never the token); else the
+identity provider's username (cookie logins, JupyterHub, providers that name token users).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from jupyter_server.auth.decorator import authorized
+from jupyter_server.auth.identity import IdentityProvider
 from jupyter_server.base.handlers import APIHandler
 from tornado import web
 
 from ..hashline.errors import HashlineError
+from ..tools import AGENT_HEADER, CATALOG, Source, ToolOutcome, ToolSpec, run_tool
 from .errors import error_response
 from .requests import (
+    agent_header,
     json_object,
     parse_limit_query,
-    parse_outputs_query,
-    parse_patch_body,
-    parse_read_query,
     parse_session_body,
-    parse_write_body,
+    query_arguments,
 )
 from .service import HashlineService
 
@@ -33,8 +41,24 @@ AUTH_RESOURCE = "contents"
 Work = Callable[[], Awaitable[Mapping[str, Any]] | Mapping[str, Any]]
 
 
+def token_agent(token: str) -> str:
+    """The one agent name of every request carrying `token` (a hash; the token stays secret)."""
+    digest = hashlib.sha256(b"jupyter-hashline agent\0" + token.encode()).hexdigest()
+    return f"token-{digest[:8]}"
+
+
+def _invents_token_users(provider: IdentityProvider) -> bool:
+    """True when `provider` makes a new random user for each token request: jupyter_server's
+    own way of finding users. A provider that finds users its own way (JupyterHub's asks the
+    hub who owns the token) keeps their names."""
+    cls = type(provider)
+    default_lookup = cls.get_user is IdentityProvider.get_user
+    default_invent = cls.generate_anonymous_user is IdentityProvider.generate_anonymous_user
+    return default_lookup and default_invent
+
+
 class HashlineHandler(APIHandler):
-    """Base: holds the service; maps every error to `{"error", "message"}`."""
+    """Base: holds the service; names the agent; maps every error to `{"error", "message"}`."""
 
     auth_resource = AUTH_RESOURCE
 
@@ -42,10 +66,16 @@ class HashlineHandler(APIHandler):
         self.service = service
 
     @property
-    def who(self) -> str:
-        """The identity provider's name for the requesting user (its username if unnamed)."""
+    def agent(self) -> str:
+        """The agent this request speaks for (see the module docstring)."""
+        named = agent_header(self.request.headers.get(AGENT_HEADER))
+        if named is not None:
+            return named
+        provider = self.identity_provider
+        if self.token_authenticated and _invents_token_users(provider):
+            return token_agent(provider.get_token(self) or "")
         user = self.current_user
-        return str(getattr(user, "name", None) or getattr(user, "username", None) or user)
+        return str(getattr(user, "username", None) or getattr(user, "name", None) or user)
 
     def body(self) -> dict[str, Any]:
         return json_object(self.request.body, self.service.settings.max_request_bytes)
@@ -58,48 +88,64 @@ class HashlineHandler(APIHandler):
         except HashlineError as err:
             self.send_error(err.status, exc_info=sys.exc_info())
             return
-        self.set_status(status)
-        self.set_header("Content-Type", "application/json")
-        self.finish(json.dumps(payload))
+        self._json(status, payload)
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         exc_info = kwargs.get("exc_info")
         status, body = error_response(exc_info[1] if exc_info else None, status_code)
         if status >= 500:
             self.log.error("hashline: %s", body["message"], exc_info=exc_info)
+        self._json(status, body)
+
+    def _json(self, status: int, payload: Mapping[str, Any]) -> None:
         self.set_status(status)
         self.set_header("Content-Type", "application/json")
-        self.finish(json.dumps(body))
+        self.finish(json.dumps(payload))
 
 
-class ReadHandler(HashlineHandler):
-    @web.authenticated
-    @authorized
-    async def get(self) -> None:
-        await self.respond(lambda: self.service.read(parse_read_query(self.request.arguments)))
+class ToolHandler(HashlineHandler):
+    """One catalog tool: its arguments in, the outcome's reply (or error) out."""
 
+    spec: ClassVar[ToolSpec]
 
-class PatchHandler(HashlineHandler):
-    @web.authenticated
-    @authorized
-    async def post(self) -> None:
-        await self.respond(lambda: self.service.patch(parse_patch_body(self.body()), who=self.who))
-
-
-class WriteHandler(HashlineHandler):
-    @web.authenticated
-    @authorized
-    async def post(self) -> None:
-        await self.respond(lambda: self.service.write(parse_write_body(self.body()), who=self.who))
-
-
-class OutputsHandler(HashlineHandler):
-    @web.authenticated
-    @authorized
-    async def get(self) -> None:
-        await self.respond(
-            lambda: self.service.outputs(parse_outputs_query(self.request.arguments))
+    async def run(self, arguments: Callable[[], Mapping[str, Any]], source: Source) -> None:
+        try:
+            raw, agent = arguments(), self.agent
+        except HashlineError as err:
+            self.send_error(err.status, exc_info=sys.exc_info())
+            return
+        workspace = self.service.workspace
+        outcome: ToolOutcome = await run_tool(
+            workspace, self.spec.name, raw, agent=agent, source=source
         )
+        self._json(outcome.status if outcome.is_error else 200, outcome.reply)
+
+
+class QueryToolHandler(ToolHandler):
+    """A tool whose arguments travel in the query string (GET)."""
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        await self.run(lambda: query_arguments(self.request.arguments), Source.QUERY)
+
+
+class BodyToolHandler(ToolHandler):
+    """A tool whose arguments travel in a JSON body (POST)."""
+
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        await self.run(self.body, Source.JSON)
+
+
+def tool_handler(spec: ToolSpec) -> type[ToolHandler]:
+    """The handler class of one catalog tool (only its own HTTP method is routed)."""
+    base = QueryToolHandler if spec.rest.http_method == "GET" else BodyToolHandler
+    verb = spec.rest.http_method.lower()
+    # The verb is the class's own (as in a hand-written handler), so route tables list it.
+    namespace = {"spec": spec, verb: vars(base)[verb]}
+    return type(f"{spec.rest.route.title()}Handler", (base,), namespace)
 
 
 class SnapshotsHandler(HashlineHandler):
@@ -136,10 +182,7 @@ class SessionHandler(HashlineHandler):
 
 
 ROUTES: tuple[tuple[str, type[HashlineHandler]], ...] = (
-    ("read", ReadHandler),
-    ("patch", PatchHandler),
-    ("write", WriteHandler),
-    ("outputs", OutputsHandler),
+    *((spec.rest.route, tool_handler(spec)) for spec in CATALOG),
     ("snapshots", SnapshotsHandler),
     ("activity", ActivityHandler),
     ("sessions", SessionsHandler),

@@ -10,7 +10,7 @@ Two layers, so the live path shows exactly the projection the disk path shows:
 - `LiveNotebookFilesystem` is the notebook layer over it (projection, merge, validation, tags
   and cell-aware recovery are `NotebookFilesystem`'s, unchanged). It adds one guard: an edit
   is merged only into the live text the patcher read; if a person typed in between, the write
-  raises `LiveDocumentChanged` (nothing applied) and the service retries the whole edit, whose
+  raises `LiveDocumentChanged` (nothing applied) and the workspace retries the whole edit, whose
   stale tag is then recovered cell by cell as on disk.
 
 Invariants:

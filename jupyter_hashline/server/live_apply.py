@@ -29,16 +29,17 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
 
-from ..hashline.errors import StaleTagError
 from ..notebook.ids import display_ids
+from ..tools.errors import ChangedDuringWriteError
 
 ORIGIN = "jupyter_hashline"
 _SCALAR_KEYS = frozenset({"id", "execution_count"})
 _IGNORED_KEYS = frozenset({"source", "cell_type", "execution_state"})
 
 
-class LiveDocumentChanged(StaleTagError):
-    """The live notebook changed while an edit was being applied; nothing was written."""
+class LiveDocumentChanged(ChangedDuringWriteError):
+    """The live notebook changed while an edit was being applied; nothing was written (the
+    workspace runs the edit again, as a stale edit)."""
 
     def __init__(self, path: str) -> None:
         super().__init__(

@@ -12,15 +12,17 @@ Invariants:
 - Pure: reads the packaged schema, no server, no I/O beyond that. Every `$ref` points into
   `#/components/schemas`, which holds the schema's `$defs` unchanged but for the refs.
 - `OPERATIONS` names exactly the routes of `handlers.ROUTES` (a test checks it), each with the
-  schema definitions of its query, body and success response.
+  schema definitions of its query, body and success response; the tool routes come from the
+  tool catalog, like their handlers.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
+
+from ..tools import CATALOG, ToolSpec
+from .rest_schema import rest_schema
 
 __all__ = ["OPERATIONS", "Operation", "openapi_document", "rest_schema"]
 
@@ -40,15 +42,14 @@ class Operation:
     body: str | None = None
 
 
+def _tool_operation(spec: ToolSpec) -> Operation:
+    rest = spec.rest
+    where = {"query": rest.request_def} if rest.http_method == "GET" else {"body": rest.request_def}
+    return Operation(rest.route, rest.http_method.lower(), rest.summary, rest.response_def, **where)
+
+
 OPERATIONS: tuple[Operation, ...] = (
-    Operation("read", "get", "Read a file or notebook as numbered rows", "ReadResponse",
-              query="ReadQuery"),
-    Operation("patch", "post", "Apply an edit (text or JSON form)", "PatchResponse",
-              body="PatchRequest"),
-    Operation("write", "post", "Create or overwrite a whole file", "WriteResponse",
-              body="WriteRequest"),
-    Operation("outputs", "get", "The outputs of one notebook cell as text", "OutputsResponse",
-              query="OutputsQuery"),
+    *(_tool_operation(spec) for spec in CATALOG),
     Operation("snapshots", "get", "Tracked paths and their versions", "SnapshotsResponse"),
     Operation("activity", "get", "Recent edits, newest first", "ActivityResponse",
               query="ActivityQuery"),
@@ -64,13 +65,6 @@ _PATH_PARAMETER = {
     "required": True,
     "schema": {"type": "string", "pattern": "^[A-Za-z0-9._-]{1,64}$"},
 }
-
-
-def rest_schema() -> dict[str, Any]:
-    """The packaged JSON Schema of every REST body (rest_schema.json)."""
-    source = resources.files("jupyter_hashline.server").joinpath("rest_schema.json")
-    schema: dict[str, Any] = json.loads(source.read_text(encoding="utf-8"))
-    return schema
 
 
 def _rewrite_refs(node: Any) -> Any:

@@ -1,10 +1,10 @@
-"""Parse REST request inputs (query arguments, JSON bodies) into typed requests.
+"""Parse REST request inputs: JSON bodies, query strings, the agent header, session posts.
 
-Pure: no tornado, no I/O. Every malformed input is a `BadRequestError` whose message says
-which field is wrong and what to send instead (bodies nested deeper than `MAX_JSON_DEPTH`
-included, so nothing recurses near the interpreter's limit later); `TooLargeError` for
-oversized bodies.
-The shapes mirror `rest_schema.json`.
+Pure: no tornado, no I/O. Tool arguments are validated by `tools.validate` (one validator
+for every surface); this module only turns the transport into raw arguments. A malformed body
+is a `BadRequestError` saying what to send instead (bodies nested deeper than
+`MAX_JSON_DEPTH` included, so nothing recurses near the interpreter's limit later);
+`TooLargeError` for oversized bodies.
 """
 
 from __future__ import annotations
@@ -18,36 +18,11 @@ from ..hashline.errors import TooLargeError
 from .errors import BadRequestError
 
 QueryArgs = Mapping[str, list[bytes]]
+MAX_AGENT_CHARS = 64
 MAX_JSON_DEPTH = 64
 """Deepest nesting of arrays/objects a request body may have: every hashline request fits
 in a few levels, and a bound keeps parsing and re-serializing (session snapshots are served
 back) far from the interpreter's recursion limit."""
-
-
-@dataclass(frozen=True, slots=True)
-class ReadRequest:
-    path: str
-    offset: int | None = None
-    limit: int | None = None
-    cells: tuple[str, ...] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class PatchRequest:
-    patch: str | Mapping[str, Any] | list[Any]
-
-
-@dataclass(frozen=True, slots=True)
-class WriteRequest:
-    path: str
-    content: str
-
-
-@dataclass(frozen=True, slots=True)
-class OutputsRequest:
-    path: str
-    cell: str
-    max_chars: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,45 +42,31 @@ def _one(args: QueryArgs, name: str) -> str | None:
         raise BadRequestError(f"Query argument {name!r} is not UTF-8.") from None
 
 
-def _required(args: QueryArgs, name: str, example: str) -> str:
-    value = _one(args, name)
-    if value is None or value == "":
-        raise BadRequestError(f"Query argument {name!r} is required, e.g. ?{name}={example}.")
-    return value
-
-
-def _positive_int(args: QueryArgs, name: str) -> int | None:
-    value = _one(args, name)
-    if value is None or value == "":
-        return None
-    if not (value.isascii() and value.isdigit()) or int(value) < 1:  # not "³" or "٣"
-        raise BadRequestError(
-            f"Query argument {name!r} must be a whole number >= 1, not {value!r}."
-        )
-    return int(value)
-
-
-def parse_read_query(args: QueryArgs) -> ReadRequest:
-    cells = _one(args, "cells")
-    cell_ids = tuple(c.strip() for c in cells.split(",") if c.strip()) if cells else None
-    return ReadRequest(
-        path=_required(args, "path", "analysis.ipynb"),
-        offset=_positive_int(args, "offset"),
-        limit=_positive_int(args, "limit"),
-        cells=cell_ids or None,
-    )
-
-
-def parse_outputs_query(args: QueryArgs) -> OutputsRequest:
-    return OutputsRequest(
-        path=_required(args, "path", "analysis.ipynb"),
-        cell=_required(args, "cell", "load-data"),
-        max_chars=_positive_int(args, "max_chars"),
-    )
+def query_arguments(args: QueryArgs) -> dict[str, str]:
+    """The last value of every query argument, as text (tools validate them)."""
+    return {name: value for name in args if (value := _one(args, name)) is not None}
 
 
 def parse_limit_query(args: QueryArgs) -> int | None:
-    return _positive_int(args, "limit")
+    value = _one(args, "limit")
+    if value is None or value == "":
+        return None
+    if not (value.isascii() and value.isdigit()) or int(value) < 1:  # not "³" or "٣"
+        raise BadRequestError(f"Query argument 'limit' must be a whole number >= 1, not {value!r}.")
+    return int(value)
+
+
+def agent_header(value: str | None) -> str | None:
+    """The agent named by an `X-Hashline-Agent` header (None when absent or blank)."""
+    if value is None or not value.strip():
+        return None
+    name = value.strip()
+    if len(name) > MAX_AGENT_CHARS or not name.isprintable():
+        raise BadRequestError(
+            f"The X-Hashline-Agent header must be 1 to {MAX_AGENT_CHARS} printable "
+            "characters naming the agent (e.g. X-Hashline-Agent: reviewer-1)."
+        )
+    return name
 
 
 def json_object(body: bytes, max_bytes: int) -> dict[str, Any]:
@@ -152,25 +113,6 @@ def _string_field(body: Mapping[str, Any], name: str) -> str:
     if not isinstance(value, str):
         raise BadRequestError(f"Field {name!r} must be a string.")
     return value
-
-
-def parse_patch_body(body: Mapping[str, Any]) -> PatchRequest:
-    """`{"patch": text}` or `{"edits": JSON form}`; the engine checks the patch's size."""
-    has_text, has_edits = "patch" in body, "edits" in body
-    if has_text == has_edits:
-        raise BadRequestError(
-            'Send exactly one of {"patch": "<edit text>"} or {"edits": <JSON form>}.'
-        )
-    if has_text:
-        return PatchRequest(_string_field(body, "patch"))
-    edits = body["edits"]
-    if not isinstance(edits, (dict, list)):
-        raise BadRequestError('"edits" must be a JSON object {path, tag, edits} or a list of them.')
-    return PatchRequest(edits)
-
-
-def parse_write_body(body: Mapping[str, Any]) -> WriteRequest:
-    return WriteRequest(_string_field(body, "path"), _string_field(body, "content"))
 
 
 def parse_session_body(body: Mapping[str, Any]) -> SessionPost:

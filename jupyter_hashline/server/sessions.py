@@ -11,6 +11,8 @@ Invariants:
 - At most `max_sessions` are kept; the least recently updated one goes first.
 - Summaries are derived from the snapshot defensively: a missing or mistyped field shows as
   null, never as an error.
+- Listeners (`subscribe`) hear every accepted post once, after it is stored and outside the
+  registry's lock, with the entry and whether it created the session.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any
 from .errors import BadRequestError, SessionNotFoundError
 
 REQUIRED_KEYS = ("zones", "cache", "audit", "edits")
+SessionListener = Callable[["SessionEntry", bool], None]
 _SESSION_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
 
@@ -110,6 +113,12 @@ class SessionRegistry:
         self._clock_ms = clock_ms or (lambda: int(time.time() * 1000))
         self._new_id = new_id or (lambda: uuid.uuid4().hex[:12])
         self._lock = threading.Lock()
+        self._listeners: list[SessionListener] = []
+
+    def subscribe(self, listener: SessionListener) -> Callable[[], None]:
+        """Call `listener(entry, created)` for every accepted post; returns an unsubscribe."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
     def post(
         self, session_id: str | None, snapshot: Any, label: str | None = None
@@ -131,6 +140,8 @@ class SessionRegistry:
             self._entries[key] = entry
             while len(self._entries) > self._max:
                 self._entries.popitem(last=False)
+        for listener in list(self._listeners):
+            listener(entry, previous is None)
         return entry, previous is None
 
     def get(self, session_id: str) -> SessionEntry:

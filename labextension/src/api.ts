@@ -39,10 +39,14 @@ function isErrorResponse(value: unknown): value is ErrorResponse {
 }
 
 export class HashlineApi {
-  constructor(readonly settings: ServerConnection.ISettings = ServerConnection.makeSettings()) {}
+  constructor(
+    readonly settings: ServerConnection.ISettings = ServerConnection.makeSettings()
+  ) {}
 
   activity(limit?: number): Promise<ActivityResponse> {
-    return this.get<ActivityResponse>(limit ? `activity?limit=${limit}` : 'activity');
+    return this.get<ActivityResponse>(
+      limit ? `activity?limit=${limit}` : 'activity'
+    );
   }
 
   sessions(): Promise<SessionsResponse> {
@@ -61,9 +65,17 @@ export class HashlineApi {
     const url = URLExt.join(this.settings.baseUrl, 'hashline', route);
     let response: Response;
     try {
-      response = await ServerConnection.makeRequest(url, { method: 'GET' }, this.settings);
+      response = await ServerConnection.makeRequest(
+        url,
+        { method: 'GET' },
+        this.settings
+      );
     } catch (err) {
-      throw new HashlineRequestError(route, null, `GET hashline/${route} failed: ${String(err)}`);
+      throw new HashlineRequestError(
+        route,
+        null,
+        `GET hashline/${route} failed: ${String(err)}`
+      );
     }
     const body: unknown = await response.json().catch(() => null);
     if (!response.ok) {

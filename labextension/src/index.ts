@@ -6,6 +6,9 @@
  * - The panel is tracked by the layout restorer (when present), so it comes back open after a
  *   reload if it was open before.
  * - The command `hashline:open-sidebar` reveals it (also from the command palette).
+ * - It listens to the server's event stream (`ServiceManager.events`), and takes its fallback
+ *   poll period from the `pollIntervalMs` setting (schema/sidebar.json), live as it changes;
+ *   until the settings load (or without a settings registry) the default applies.
  */
 
 import {
@@ -16,10 +19,12 @@ import {
 } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
 import { IDocumentManager } from '@jupyterlab/docmanager';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { LabIcon } from '@jupyterlab/ui-components';
 
 import { HashlineApi } from './api';
-import { openEdit } from './navigate';
+// The sidebar is added to the shell at activation, so it is needed at once.
+// eslint-disable-next-line jupyter/prefer-lazy-imports
 import { HashlineSidebar } from './sidebar';
 
 const PLUGIN_ID = 'jupyter-hashline:sidebar';
@@ -32,27 +37,59 @@ const ICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16"
   </g>
 </svg>`;
 
-export const hashlineIcon = new LabIcon({ name: 'jupyter-hashline:sidebar', svgstr: ICON_SVG });
+export const hashlineIcon = new LabIcon({
+  name: 'jupyter-hashline:sidebar',
+  svgstr: ICON_SVG
+});
 
 function activate(
   app: JupyterFrontEnd,
   labShell: ILabShell,
   docManager: IDocumentManager,
   restorer: ILayoutRestorer | null,
-  palette: ICommandPalette | null
+  palette: ICommandPalette | null,
+  settingRegistry: ISettingRegistry | null
 ): void {
   const sidebar = new HashlineSidebar({
-    source: new HashlineApi(),
-    openEdit: edit => openEdit(docManager, edit)
+    source: new HashlineApi(app.serviceManager.serverSettings),
+    events: app.serviceManager.events.stream,
+    openEdit: async edit => {
+      const { openEdit } = await import('./navigate');
+      await openEdit(docManager, edit);
+    }
   });
+  if (settingRegistry) {
+    void followSettings(settingRegistry, sidebar);
+  }
   sidebar.title.icon = hashlineIcon;
   labShell.add(sidebar, 'left', { rank: 850 });
   restorer?.add(sidebar, 'jupyter-hashline-sidebar');
   app.commands.addCommand(OPEN_COMMAND, {
     label: 'Show Hashline Agent Activity',
+    describedBy: { args: { type: 'object', properties: {} } },
     execute: () => labShell.activateById(sidebar.id)
   });
   palette?.addItem({ command: OPEN_COMMAND, category: 'Hashline' });
+}
+
+/** Apply the `pollIntervalMs` setting now and whenever it changes. */
+async function followSettings(
+  registry: ISettingRegistry,
+  sidebar: HashlineSidebar
+): Promise<void> {
+  try {
+    const settings = await registry.load(PLUGIN_ID);
+    const apply = (): void => {
+      sidebar.pollIntervalMs = settings.get('pollIntervalMs')
+        .composite as number;
+    };
+    apply();
+    settings.changed.connect(apply);
+  } catch (err) {
+    console.warn(
+      `jupyter-hashline: sidebar settings not loaded (${String(err)}); using defaults`
+    );
+  }
 }
 
 const plugin: JupyterFrontEndPlugin<void> = {
@@ -60,7 +97,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
   description: 'Sidebar with hashline agent edits, sessions and snapshots.',
   autoStart: true,
   requires: [ILabShell, IDocumentManager],
-  optional: [ILayoutRestorer, ICommandPalette],
+  optional: [ILayoutRestorer, ICommandPalette, ISettingRegistry],
   activate
 };
 

@@ -182,7 +182,9 @@ export function formatPercent(ratio: number | null | undefined): string {
 }
 
 /** Inclusive runs as "1-3, 7"; "none" when no line was shown. */
-export function seenLinesText(runs: ReadonlyArray<readonly [number, number]>): string {
+export function seenLinesText(
+  runs: ReadonlyArray<readonly [number, number]>
+): string {
   if (runs.length === 0) {
     return 'none';
   }

@@ -24,7 +24,10 @@ interface PositionableEditor {
   focus(): void;
 }
 
-function findCellIndex(panel: NotebookPanel, cellIds: readonly string[]): number {
+function findCellIndex(
+  panel: NotebookPanel,
+  cellIds: readonly string[]
+): number {
   const cells = panel.content.widgets;
   for (const id of cellIds) {
     const index = cells.findIndex(cell => cell.model.id === id);
@@ -35,7 +38,10 @@ function findCellIndex(panel: NotebookPanel, cellIds: readonly string[]): number
   return -1;
 }
 
-async function revealCell(panel: NotebookPanel, cellIds: readonly string[]): Promise<void> {
+async function revealCell(
+  panel: NotebookPanel,
+  cellIds: readonly string[]
+): Promise<void> {
   await panel.context.ready;
   await panel.revealed;
   let index = findCellIndex(panel, cellIds);
@@ -63,7 +69,8 @@ function editorOf(widget: Widget): PositionableEditor | null {
 }
 
 async function revealLine(widget: Widget, line: number): Promise<void> {
-  const ready = (widget as { context?: { ready?: Promise<void> } }).context?.ready;
+  const ready = (widget as { context?: { ready?: Promise<void> } }).context
+    ?.ready;
   await ready;
   const editor = editorOf(widget);
   if (editor) {
@@ -75,7 +82,10 @@ async function revealLine(widget: Widget, line: number): Promise<void> {
 }
 
 /** Open `edit.path` and reveal the cell (notebooks) or line (text files) the edit touched. */
-export async function openEdit(docManager: IDocumentManager, edit: ActivityEdit): Promise<void> {
+export async function openEdit(
+  docManager: IDocumentManager,
+  edit: ActivityEdit
+): Promise<void> {
   const target = editTarget(edit);
   const widget = docManager.openOrReveal(target.path);
   if (!widget) {

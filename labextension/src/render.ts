@@ -75,7 +75,10 @@ export function refreshTimes(root: HTMLElement, nowMs: number): void {
 /** A message for an empty list: what would be here, and how to get it there. */
 export function renderEmpty(title: string, hint: string): HTMLElement {
   const box = el('div', 'jp-hashline-empty');
-  box.append(el('p', 'jp-hashline-empty-title', title), el('p', 'jp-hashline-hint', hint));
+  box.append(
+    el('p', 'jp-hashline-empty-title', title),
+    el('p', 'jp-hashline-hint', hint)
+  );
   return box;
 }
 
@@ -106,10 +109,17 @@ export function renderDiff(diff: string): HTMLElement {
     return pre;
   }
   for (const row of diffRows(diff)) {
-    const line = el('span', `jp-hashline-diff-row jp-hashline-diff-${row.kind}`);
+    const line = el(
+      'span',
+      `jp-hashline-diff-row jp-hashline-diff-${row.kind}`
+    );
     const gutter = row.newLine ?? row.oldLine;
     line.append(
-      el('span', 'jp-hashline-diff-gutter', gutter === null ? '' : String(gutter)),
+      el(
+        'span',
+        'jp-hashline-diff-gutter',
+        gutter === null ? '' : String(gutter)
+      ),
       el('span', 'jp-hashline-diff-text', row.text)
     );
     pre.append(line);
@@ -123,7 +133,11 @@ function editHead(
   handlers: ActivityHandlers
 ): HTMLElement {
   const head = el('div', 'jp-hashline-edit-head');
-  const toggle = el('button', 'jp-hashline-toggle jp-hashline-edit-toggle', expanded ? '▾' : '▸');
+  const toggle = el(
+    'button',
+    'jp-hashline-toggle jp-hashline-edit-toggle',
+    expanded ? '▾' : '▸'
+  );
   toggle.setAttribute('aria-expanded', String(expanded));
   toggle.title = expanded ? 'Hide the diff' : 'Show the diff';
   toggle.addEventListener('click', () => handlers.toggle(edit));
@@ -148,7 +162,11 @@ function editMeta(edit: ActivityEdit, nowMs: number): HTMLElement {
     headers,
     el('span', 'jp-hashline-added', `+${stats.added}`),
     el('span', 'jp-hashline-removed', `−${stats.removed}`),
-    el('span', 'jp-hashline-op', edit.op === 'create' ? 'created' : edit.source),
+    el(
+      'span',
+      'jp-hashline-op',
+      edit.op === 'create' ? 'created' : edit.source
+    ),
     el('span', 'jp-hashline-who', edit.who),
     timeLabel(edit.at_ms, nowMs)
   );
@@ -215,10 +233,19 @@ export function renderActivity(
 function zoneRow(zone: ZoneView): HTMLElement {
   const row = el('div', `jp-hashline-zone jp-hashline-zone-${zone.name}`);
   const title = el('div', 'jp-hashline-zone-title');
-  title.append(el('span', 'jp-hashline-zone-name', zone.name), el('span', 'jp-hashline-zone-status', zone.status));
+  title.append(
+    el('span', 'jp-hashline-zone-name', zone.name),
+    el('span', 'jp-hashline-zone-status', zone.status)
+  );
   if (zone.contractStatus !== null) {
-    const contract = el('span', 'jp-hashline-contract', `contract ${zone.contractStatus}`);
-    contract.classList.add(zone.contractStatus === 'holds' ? 'jp-mod-ok' : 'jp-mod-bad');
+    const contract = el(
+      'span',
+      'jp-hashline-contract',
+      `contract ${zone.contractStatus}`
+    );
+    contract.classList.add(
+      zone.contractStatus === 'holds' ? 'jp-mod-ok' : 'jp-mod-bad'
+    );
     title.append(contract);
   }
   const facts = el('dl', 'jp-hashline-facts');
@@ -241,10 +268,17 @@ function pinsList(detail: SessionDetailView, nowMs: number): HTMLElement {
   }
   const ul = el('ul', 'jp-hashline-pins');
   for (const pin of detail.pins) {
-    const li = el('li', pin.drift ? 'jp-hashline-pin jp-mod-drift' : 'jp-hashline-pin');
+    const li = el(
+      'li',
+      pin.drift ? 'jp-hashline-pin jp-mod-drift' : 'jp-hashline-pin'
+    );
     li.append(
       el('code', 'jp-hashline-short-id', pin.shortId),
-      el('span', undefined, `${pin.reason}${pin.declared ? '' : ' (undeclared)'}`),
+      el(
+        'span',
+        undefined,
+        `${pin.reason}${pin.declared ? '' : ' (undeclared)'}`
+      ),
       timeLabel(pin.atMs, nowMs)
     );
     if (pin.drift) {
@@ -257,7 +291,11 @@ function pinsList(detail: SessionDetailView, nowMs: number): HTMLElement {
 
 function auditList(detail: SessionDetailView, nowMs: number): HTMLElement {
   if (detail.audit.length === 0) {
-    return el('p', 'jp-hashline-hint', 'No rebuilds: the log has only been appended to.');
+    return el(
+      'p',
+      'jp-hashline-hint',
+      'No rebuilds: the log has only been appended to.'
+    );
   }
   const ul = el('ul', 'jp-hashline-audit');
   for (const record of detail.audit) {
@@ -283,7 +321,10 @@ export function renderTurnChart(detail: SessionDetailView): HTMLElement {
   }
   const chart = el('div', 'jp-hashline-chart');
   chart.setAttribute('role', 'img');
-  chart.setAttribute('aria-label', `cache hit ratio per turn, overall ${formatPercent(detail.hitRatio)}`);
+  chart.setAttribute(
+    'aria-label',
+    `cache hit ratio per turn, overall ${formatPercent(detail.hitRatio)}`
+  );
   for (const turn of detail.turns) {
     const bar = el('div', 'jp-hashline-bar');
     bar.classList.toggle('jp-mod-miss', turn.miss);
@@ -291,7 +332,12 @@ export function renderTurnChart(detail: SessionDetailView): HTMLElement {
     const fill = el('div', 'jp-hashline-bar-fill');
     fill.style.height = `${Math.round((turn.hitRatio ?? 0) * 100)}%`;
     bar.append(fill);
-    const cause = turn.miss && turn.cause ? `, miss: ${turn.cause}` : turn.cold ? ', cold' : '';
+    const cause =
+      turn.miss && turn.cause
+        ? `, miss: ${turn.cause}`
+        : turn.cold
+          ? ', cold'
+          : '';
     bar.title = `turn ${turn.index}: ${formatPercent(turn.hitRatio)} cached (${turn.cachedTokens ?? '?'} of ${turn.inputTokens ?? '?'} tokens${cause})`;
     chart.append(bar);
   }
@@ -299,12 +345,21 @@ export function renderTurnChart(detail: SessionDetailView): HTMLElement {
 }
 
 function missCauses(detail: SessionDetailView): HTMLElement {
-  const text = detail.missCauses.map(([cause, count]) => `${cause} ×${count}`).join(', ');
-  return el('p', 'jp-hashline-miss-causes', text ? `Misses: ${text}` : 'No cache misses.');
+  const text = detail.missCauses
+    .map(([cause, count]) => `${cause} ×${count}`)
+    .join(', ');
+  return el(
+    'p',
+    'jp-hashline-miss-causes',
+    text ? `Misses: ${text}` : 'No cache misses.'
+  );
 }
 
 /** A session's zones, fingerprints and drift, rebuild audit and cache chart. */
-export function renderSessionDetail(detail: SessionDetailView, nowMs: number): HTMLElement {
+export function renderSessionDetail(
+  detail: SessionDetailView,
+  nowMs: number
+): HTMLElement {
   const box = el('div', 'jp-hashline-session-detail');
   const zones = el('div', 'jp-hashline-zones');
   detail.zones.forEach(zone => zones.append(zoneRow(zone)));
@@ -319,15 +374,27 @@ export function renderSessionDetail(detail: SessionDetailView, nowMs: number): H
   return box;
 }
 
-function sessionHead(summary: SessionSummary, expanded: boolean, handlers: SessionHandlers): HTMLElement {
+function sessionHead(
+  summary: SessionSummary,
+  expanded: boolean,
+  handlers: SessionHandlers
+): HTMLElement {
   const head = el('div', 'jp-hashline-session-head');
-  const toggle = el('button', 'jp-hashline-toggle jp-hashline-session-toggle', expanded ? '▾' : '▸');
+  const toggle = el(
+    'button',
+    'jp-hashline-toggle jp-hashline-session-toggle',
+    expanded ? '▾' : '▸'
+  );
   toggle.setAttribute('aria-expanded', String(expanded));
   toggle.title = expanded ? 'Hide details' : 'Show zones, audit and cache';
   toggle.addEventListener('click', () => handlers.toggle(summary));
   const name = el('span', 'jp-hashline-session-name', sessionName(summary));
   name.title = `session ${summary.id}`;
-  head.append(toggle, name, el('span', 'jp-hashline-hit', formatPercent(summary.hit_ratio)));
+  head.append(
+    toggle,
+    name,
+    el('span', 'jp-hashline-hit', formatPercent(summary.hit_ratio))
+  );
   return head;
 }
 
@@ -364,10 +431,17 @@ export function renderSessions(
     const li = el('li', 'jp-hashline-session');
     li.dataset.sessionId = summary.id;
     li.classList.toggle('jp-mod-expanded', open);
-    li.append(sessionHead(summary, open, handlers), sessionMeta(summary, nowMs));
+    li.append(
+      sessionHead(summary, open, handlers),
+      sessionMeta(summary, nowMs)
+    );
     if (open) {
       const detail = details.get(summary.id);
-      li.append(detail ? renderSessionDetail(detail, nowMs) : el('p', 'jp-hashline-hint', 'Loading…'));
+      li.append(
+        detail
+          ? renderSessionDetail(detail, nowMs)
+          : el('p', 'jp-hashline-hint', 'Loading…')
+      );
     }
     ul.append(li);
   }
@@ -376,20 +450,31 @@ export function renderSessions(
 
 // -- snapshots ------------------------------------------------------------------------------
 
-function versionRow(version: TrackedPath['versions'][number], head: string | null, nowMs: number): HTMLElement {
+function versionRow(
+  version: TrackedPath['versions'][number],
+  head: string | null,
+  nowMs: number
+): HTMLElement {
   const li = el('li', 'jp-hashline-version');
   li.classList.toggle('jp-mod-head', version.tag === head);
   li.append(
     el('code', 'jp-hashline-tag', `#${version.tag}`),
     el('span', undefined, plural(version.lines, 'line')),
-    el('span', 'jp-hashline-seen', `seen: ${seenLinesText(version.seen_lines)}`),
+    el(
+      'span',
+      'jp-hashline-seen',
+      `seen: ${seenLinesText(version.seen_lines)}`
+    ),
     timeLabel(version.recorded_at_ms, nowMs)
   );
   return li;
 }
 
 /** Tracked paths (most recently used first) with their versions, the head marked. */
-export function renderSnapshots(paths: readonly TrackedPath[], nowMs: number): HTMLElement {
+export function renderSnapshots(
+  paths: readonly TrackedPath[],
+  nowMs: number
+): HTMLElement {
   if (paths.length === 0) {
     return renderEmpty(
       'No snapshots',
@@ -404,11 +489,17 @@ export function renderSnapshots(paths: readonly TrackedPath[], nowMs: number): H
     const head = el('div', 'jp-hashline-tracked-head');
     head.append(
       el('span', 'jp-hashline-path', tracked.path),
-      el('code', 'jp-hashline-tag', tracked.head ? `#${tracked.head}` : 'no head'),
+      el(
+        'code',
+        'jp-hashline-tag',
+        tracked.head ? `#${tracked.head}` : 'no head'
+      ),
       el('span', 'jp-hashline-hint', plural(tracked.versions.length, 'version'))
     );
     const versions = el('ul', 'jp-hashline-versions');
-    tracked.versions.forEach(v => versions.append(versionRow(v, tracked.head, nowMs)));
+    tracked.versions.forEach(v =>
+      versions.append(versionRow(v, tracked.head, nowMs))
+    );
     li.append(head, versions);
     ul.append(li);
   }

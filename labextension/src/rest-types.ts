@@ -4,15 +4,15 @@
 
 /** Requests and responses of the routes under {base_url}hashline/. Every route needs authentication; GET routes need 'read' and POST routes 'write' on the 'contents' resource. Query strings are shown as objects of strings. */
 
-/** GET read?path=P[&offset=N&limit=N&cells=id,id] */
+/** GET read?path=PATH[&offset=...&limit=...&cells=...] */
 export interface ReadQuery {
-  /** API path relative to the server root; a leading / means the root. */
+  /** The file, relative to the root. */
   path: string;
-  /** 1-based number of the first line shown. */
+  /** The 1-based number of the first line shown. */
   offset?: string;
   /** How many lines to show. */
   limit?: string;
-  /** Comma-separated notebook cell ids to show. */
+  /** Notebook cell ids: show only these cells' lines. Comma-separated. */
   cells?: string;
 }
 
@@ -24,28 +24,56 @@ export interface ReadResponse {
   view: string;
 }
 
-/** POST patch: exactly one of the edit text or the JSON form (jupyter_hashline/hashline/patch_schema.json). */
+/** POST patch: edit a notebook or file. Exactly one of patch or edits. */
 export interface PatchRequest {
-  /** Edit text: one or more [path#TAG] sections. */
+  /** The edit text: one or more [path#TAG] sections. */
   patch?: string;
-  /** JSON form: {path, tag, edits: [...]} or a list of those. */
-  edits?: JsonSection | JsonSection[];
-}
-
-export interface JsonSection {
-  path: string;
-  tag: Tag;
-  edits: Array<{
-    op: string;
-    [key: string]: unknown;
+  /** The JSON form: {path, tag, edits: [...]} or a list of those (one per file). */
+  edits?: {
+    /** The path in your read header. */
+    path: string;
+    /** The 4 hex digits after # in your read header. */
+    tag: string;
+    /** The edits, all against the text as read. */
+    edits: Array<{
+      /** replace and delete take start (and end); insert_before and insert_after take line; insert_head and insert_tail take neither. */
+      op: "replace" | "delete" | "insert_before" | "insert_after" | "insert_head" | "insert_tail";
+      /** First line replaced or deleted. */
+      start?: number;
+      /** Last line replaced or deleted (default: start). */
+      end?: number;
+      /** The line to insert before or after. */
+      line?: number;
+      /** The new lines (replace and inserts), one string per line. */
+      lines?: string[];
+    }>;
+  } | Array<{
+    /** The path in your read header. */
+    path: string;
+    /** The 4 hex digits after # in your read header. */
+    tag: string;
+    /** The edits, all against the text as read. */
+    edits: Array<{
+      /** replace and delete take start (and end); insert_before and insert_after take line; insert_head and insert_tail take neither. */
+      op: "replace" | "delete" | "insert_before" | "insert_after" | "insert_head" | "insert_tail";
+      /** First line replaced or deleted. */
+      start?: number;
+      /** Last line replaced or deleted (default: start). */
+      end?: number;
+      /** The line to insert before or after. */
+      line?: number;
+      /** The new lines (replace and inserts), one string per line. */
+      lines?: string[];
+    }>;
   }>;
-  [key: string]: unknown;
 }
 
 export interface PatchResponse {
   sections: SectionReply[];
   /** The reply for the agent: new header, post-edit preview with new line numbers, warnings. */
   text: string;
+  /** The edits this call recorded in the activity feed (empty for a no-op). */
+  activity: ActivityRecord[];
 }
 
 export interface SectionReply {
@@ -62,19 +90,23 @@ export interface SectionReply {
   banner: string;
 }
 
-/** POST write: create or overwrite a whole file. */
+/** POST write: create or replace a file. */
 export interface WriteRequest {
+  /** The file to create or replace. */
   path: string;
-  /** Whole text; for a notebook, its projection. */
+  /** The whole new text (a notebook: cell-marked text). */
   content: string;
 }
 
 export type WriteResponse = PatchResponse;
 
-/** GET outputs?path=P&cell=ID[&max_chars=N] */
+/** GET outputs?path=PATH&cell=CELL[&max_chars=...] */
 export interface OutputsQuery {
+  /** The notebook. */
   path: string;
+  /** The cell id. */
   cell: string;
+  /** Clip the text to this many characters (default 4000). */
   max_chars?: string;
 }
 
@@ -105,24 +137,27 @@ export interface ActivityQuery {
   limit?: string;
 }
 
+/** One applied edit of one file. */
+export interface ActivityRecord {
+  id: number;
+  path: string;
+  op: "update" | "create";
+  at_ms: number;
+  /** The agent that made the edit: the X-Hashline-Agent header, the user, a token's fixed name, an MCP connection, a CLI --agent or a session id. */
+  who: string;
+  source: "patch" | "write";
+  header_before: Header;
+  header_after: Header;
+  /** Unified diff of the text the agent saw (notebooks: the projection). */
+  diff: string;
+  warnings: string[];
+  /** Ids of the notebook cells touched. */
+  cells: string[];
+}
+
 /** Recent edits that changed a file, newest first (bounded). */
 export interface ActivityResponse {
-  edits: Array<{
-    id: number;
-    path: string;
-    op: "update" | "create";
-    at_ms: number;
-    /** The identity provider's user name. */
-    who: string;
-    source: "patch" | "write";
-    header_before: Header;
-    header_after: Header;
-    /** Unified diff of the text the agent saw (notebooks: the projection). */
-    diff: string;
-    warnings: string[];
-    /** Ids of the notebook cells touched. */
-    cells: string[];
-  }>;
+  edits: ActivityRecord[];
 }
 
 /** POST sessions: register (no id, or a new id) or update (an existing id) an agent session's latest snapshot. */

@@ -1,21 +1,32 @@
 /**
  * The hashline sidebar widget: three tabs (activity, sessions, snapshots) over the REST API,
- * refreshed by a light poll that runs only while the panel is visible.
+ * refreshed when the server emits a hashline event, with a slow poll as a fallback.
  *
  * Invariants:
- * - Polling runs while the panel is visible (from `onAfterShow`, or `onAfterAttach` into a
- *   visible place, until `onAfterHide`, detach or disposal) and never otherwise;
- *   at most one refresh is in flight at a time (a tick during one is skipped).
+ * - The visible tab is re-fetched when an event says its data changed (`events.ts`); events
+ *   arriving while the panel is hidden are ignored, since showing it fetches anyway.
+ * - Timers run only while the panel is visible (from `onAfterShow`, or `onAfterAttach` into a
+ *   visible place, until `onAfterHide`, detach or disposal): the fallback poll every
+ *   `pollIntervalMs` (0: none; changeable at any time) and a clock that refreshes the
+ *   relative-time labels in place, without fetching.
+ * - At most one refresh is in flight. A request made during one (an event, a tab switch, the
+ *   refresh button) is coalesced into a single follow-up refresh, so no change is missed and
+ *   a burst of events costs two fetches at most; a poll tick during one is skipped.
  * - The DOM of a tab is rebuilt only when what it shows changed (data, expansion, error), so a
- *   poll never replaces the element a person is about to click; relative-time labels are
- *   refreshed in place on every tick.
+ *   refresh never replaces the element a person is about to click.
  * - Only the visible tab is fetched; an expanded session's detail is fetched with it.
- * - A failed refresh shows an error state for that tab and polling continues, so the panel
- *   recovers by itself when the server does.
+ * - A failed refresh shows an error state for that tab; the next event, tick or click retries,
+ *   so the panel recovers by itself when the server does.
  */
 
 import { Widget } from '@lumino/widgets';
 
+import {
+  type BusEvent,
+  type BusEvents,
+  type Tab,
+  tabsChangedBy
+} from './events';
 import type { ActivityEdit, SessionDetailView } from './model';
 import { sessionDetail } from './model';
 import {
@@ -32,7 +43,7 @@ import type {
   SnapshotsResponse
 } from './rest-types';
 
-export type Tab = 'activity' | 'sessions' | 'snapshots';
+export type { Tab };
 export const TABS: ReadonlyArray<{ tab: Tab; label: string }> = [
   { tab: 'activity', label: 'Activity' },
   { tab: 'sessions', label: 'Sessions' },
@@ -51,7 +62,10 @@ export interface SidebarOptions {
   source: SidebarSource;
   /** Open the edited file and reveal what the edit touched. */
   openEdit(edit: ActivityEdit): Promise<void>;
-  intervalMs?: number;
+  /** The server's event stream (`ServiceManager.events.stream`); without it, only the poll. */
+  events?: BusEvents;
+  /** The fallback poll's period while visible; 0 turns it off. */
+  pollIntervalMs?: number;
   now?: () => number;
 }
 
@@ -61,7 +75,10 @@ interface TabData {
   snapshots: SnapshotsResponse | null;
 }
 
-export const DEFAULT_INTERVAL_MS = 2000;
+/** The fallback poll's default period (the settings schema's default says the same). */
+export const DEFAULT_POLL_INTERVAL_MS = 10_000;
+/** How often relative-time labels ("42 s ago") are refreshed while visible. */
+export const CLOCK_INTERVAL_MS = 10_000;
 export const ACTIVITY_LIMIT = 100;
 
 export class HashlineSidebar extends Widget {
@@ -72,7 +89,9 @@ export class HashlineSidebar extends Widget {
     this.title.caption = 'Hashline: agent edits, sessions and snapshots';
     this._source = options.source;
     this._openEdit = options.openEdit;
-    this._intervalMs = options.intervalMs ?? DEFAULT_INTERVAL_MS;
+    this._events = options.events ?? null;
+    this._events?.connect(this._onEvent, this);
+    this.pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
     this._now = options.now ?? Date.now;
     this.node.append(this._header(), this._status, this._body);
     this._body.className = 'jp-hashline-body';
@@ -98,38 +117,58 @@ export class HashlineSidebar extends Widget {
     void this.refresh();
   }
 
-  /** Whether the poll is running (true only while the panel is visible). */
+  /** Whether the fallback poll is running (only while visible, and never when it is 0). */
   get polling(): boolean {
-    return this._timer !== null;
+    return this._poll !== null;
   }
 
-  /** Fetch the visible tab (and expanded sessions' details) and re-render if anything changed. */
+  /** The fallback poll's period in milliseconds; 0 turns it off. Takes effect at once. */
+  get pollIntervalMs(): number {
+    return this._pollIntervalMs;
+  }
+
+  set pollIntervalMs(value: number) {
+    const ms = Number.isFinite(value) && value > 0 ? Math.floor(value) : 0;
+    this._pollIntervalMs = ms;
+    this.node.dataset.pollIntervalMs = String(ms);
+    if (this._clock !== null) {
+      this._stopPoll();
+      this._startPoll();
+    }
+  }
+
+  /** Fetch the visible tab (and expanded sessions' details) and re-render if anything changed.
+   *  Called while a refresh is in flight, it schedules one follow-up refresh. */
   async refresh(): Promise<void> {
-    if (this._inFlight || this.isDisposed) {
+    if (this.isDisposed) {
+      return;
+    }
+    if (this._inFlight) {
+      this._again = true;
       return;
     }
     this._inFlight = true;
-    const tab = this._tab;
     try {
-      await this._fetch(tab);
-      this._errors.delete(tab);
-      this._status.textContent = `Updated ${new Date(this._now()).toLocaleTimeString()}`;
-    } catch (err) {
-      this._errors.set(tab, err instanceof Error ? err.message : String(err));
-      this._status.textContent = 'Refresh failed; retrying';
+      do {
+        this._again = false;
+        await this._refreshOnce();
+      } while (this._again && !this.isDisposed);
     } finally {
       this._inFlight = false;
     }
-    this._render();
   }
 
   dispose(): void {
-    this._stopPolling();
+    if (this.isDisposed) {
+      return;
+    }
+    this._stopTimers();
+    this._events?.disconnect(this._onEvent, this);
     super.dispose();
   }
 
   protected onAfterShow(): void {
-    this._startPolling();
+    this._startTimers();
     void this.refresh();
   }
 
@@ -141,11 +180,34 @@ export class HashlineSidebar extends Widget {
   }
 
   protected onAfterHide(): void {
-    this._stopPolling();
+    this._stopTimers();
   }
 
   protected onBeforeDetach(): void {
-    this._stopPolling();
+    this._stopTimers();
+  }
+
+  private _onEvent(_sender: unknown, event: BusEvent): void {
+    if (
+      !this.isDisposed &&
+      this.isVisible &&
+      tabsChangedBy(event).includes(this._tab)
+    ) {
+      void this.refresh();
+    }
+  }
+
+  private async _refreshOnce(): Promise<void> {
+    const tab = this._tab;
+    try {
+      await this._fetch(tab);
+      this._errors.delete(tab);
+      this._status.textContent = `Updated ${new Date(this._now()).toLocaleTimeString()}`;
+    } catch (err) {
+      this._errors.set(tab, err instanceof Error ? err.message : String(err));
+      this._status.textContent = 'Refresh failed; retrying';
+    }
+    this._render();
   }
 
   private _header(): HTMLElement {
@@ -183,31 +245,60 @@ export class HashlineSidebar extends Widget {
       this._data.sessions = await this._source.sessions();
       const known = new Set(this._data.sessions.sessions.map(s => s.id));
       const open = [...this._expandedSessions].filter(id => known.has(id));
-      const replies = await Promise.all(open.map(id => this._source.session(id)));
-      replies.forEach(reply => this._details.set(reply.id, sessionDetail(reply.snapshot)));
+      const replies = await Promise.all(
+        open.map(id => this._source.session(id))
+      );
+      replies.forEach(reply =>
+        this._details.set(reply.id, sessionDetail(reply.snapshot))
+      );
     }
   }
 
-  private _startPolling(): void {
-    if (this._timer === null) {
-      this._timer = setInterval(() => this._tick(), this._intervalMs);
+  private _startTimers(): void {
+    if (this._clock === null) {
+      this._clock = setInterval(() => this._tickClock(), CLOCK_INTERVAL_MS);
+    }
+    this._startPoll();
+  }
+
+  private _stopTimers(): void {
+    this._stopPoll();
+    if (this._clock !== null) {
+      clearInterval(this._clock);
+      this._clock = null;
     }
   }
 
-  private _stopPolling(): void {
-    if (this._timer !== null) {
-      clearInterval(this._timer);
-      this._timer = null;
+  private _startPoll(): void {
+    if (this._poll === null && this._pollIntervalMs > 0) {
+      this._poll = setInterval(() => this._tickPoll(), this._pollIntervalMs);
     }
   }
 
-  private _tick(): void {
+  private _stopPoll(): void {
+    if (this._poll !== null) {
+      clearInterval(this._poll);
+      this._poll = null;
+    }
+  }
+
+  private _tickClock(): void {
     if (!this.isVisible) {
-      this._stopPolling();
+      this._stopTimers();
       return;
     }
     refreshTimes(this._body, this._now());
-    void this.refresh();
+  }
+
+  private _tickPoll(): void {
+    if (!this.isVisible) {
+      this._stopTimers();
+      return;
+    }
+    refreshTimes(this._body, this._now());
+    if (!this._inFlight) {
+      void this.refresh();
+    }
   }
 
   private _render(): void {
@@ -226,7 +317,9 @@ export class HashlineSidebar extends Widget {
     }
     this._signature = signature;
     const scroll = this._body.scrollTop;
-    this._body.replaceChildren(error !== null ? renderError(tab, error) : this._content(tab));
+    this._body.replaceChildren(
+      error !== null ? renderError(tab, error) : this._content(tab)
+    );
     this._body.scrollTop = scroll;
   }
 
@@ -237,12 +330,25 @@ export class HashlineSidebar extends Widget {
     loading.textContent = 'Loading…';
     if (tab === 'activity') {
       const data = this._data.activity;
-      return data ? renderActivity(data.edits, this._expandedEdits, now, this._activityHandlers) : loading;
+      return data
+        ? renderActivity(
+            data.edits,
+            this._expandedEdits,
+            now,
+            this._activityHandlers
+          )
+        : loading;
     }
     if (tab === 'sessions') {
       const data = this._data.sessions;
       return data
-        ? renderSessions(data.sessions, this._expandedSessions, this._details, now, this._sessionHandlers)
+        ? renderSessions(
+            data.sessions,
+            this._expandedSessions,
+            this._details,
+            now,
+            this._sessionHandlers
+          )
         : loading;
     }
     const data = this._data.snapshots;
@@ -274,15 +380,22 @@ export class HashlineSidebar extends Widget {
   private _tab: Tab = 'activity';
   private _signature = '';
   private _inFlight = false;
-  private _timer: ReturnType<typeof setInterval> | null = null;
+  private _again = false;
+  private _poll: ReturnType<typeof setInterval> | null = null;
+  private _clock: ReturnType<typeof setInterval> | null = null;
+  private _pollIntervalMs = DEFAULT_POLL_INTERVAL_MS;
   private readonly _source: SidebarSource;
   private readonly _openEdit: (edit: ActivityEdit) => Promise<void>;
-  private readonly _intervalMs: number;
+  private readonly _events: BusEvents | null;
   private readonly _now: () => number;
   private readonly _body = document.createElement('div');
   private readonly _status = document.createElement('div');
   private readonly _tabButtons = new Map<Tab, HTMLButtonElement>();
-  private readonly _data: TabData = { activity: null, sessions: null, snapshots: null };
+  private readonly _data: TabData = {
+    activity: null,
+    sessions: null,
+    snapshots: null
+  };
   private readonly _errors = new Map<Tab, string>();
   private readonly _expandedEdits = new Set<number>();
   private readonly _expandedSessions = new Set<string>();

@@ -32,7 +32,9 @@ export function edit(overrides: Partial<ActivityEdit> = {}): ActivityEdit {
   };
 }
 
-export function summary(overrides: Partial<SessionSummary> = {}): SessionSummary {
+export function summary(
+  overrides: Partial<SessionSummary> = {}
+): SessionSummary {
   return {
     id: 'agent-1',
     label: 'notebook agent',
@@ -60,7 +62,13 @@ export const SNAPSHOT = {
       contract_status: 'changed',
       stability: {
         pins: [
-          { short_id: 'aaaaaaaaaaaa', reason: 'initial pin', declared: true, at: 1_700_000_000, drift: null },
+          {
+            short_id: 'aaaaaaaaaaaa',
+            reason: 'initial pin',
+            declared: true,
+            at: 1_700_000_000,
+            drift: null
+          },
           {
             short_id: 'fcc26a0ffa41',
             reason: 'model switch',
@@ -71,20 +79,58 @@ export const SNAPSHOT = {
         ]
       }
     },
-    log: { messages: 4, bytes: 364, generation: 1, rebuilds: 1, status: 'append-only', contract_status: 'holds' },
+    log: {
+      messages: 4,
+      bytes: 364,
+      generation: 1,
+      rebuilds: 1,
+      status: 'append-only',
+      contract_status: 'holds'
+    },
     scratch: { messages: 0, bytes: 0, status: 'empty' }
   },
   cache: {
     hit_ratio: 0.4375,
     miss_causes: { messages_rewritten: 1, ttl_expired: 2 },
     turns: [
-      { index: 0, hit_ratio: 0, cached_tokens: 0, input_tokens: 768, cold: true, miss: false, cause: null },
-      { index: 1, hit_ratio: 0.837, cached_tokens: 704, input_tokens: 841, cold: false, miss: false, cause: null },
-      { index: 2, hit_ratio: 0.1, cached_tokens: 90, input_tokens: 900, cold: false, miss: true, cause: 'messages_rewritten' }
+      {
+        index: 0,
+        hit_ratio: 0,
+        cached_tokens: 0,
+        input_tokens: 768,
+        cold: true,
+        miss: false,
+        cause: null
+      },
+      {
+        index: 1,
+        hit_ratio: 0.837,
+        cached_tokens: 704,
+        input_tokens: 841,
+        cold: false,
+        miss: false,
+        cause: null
+      },
+      {
+        index: 2,
+        hit_ratio: 0.1,
+        cached_tokens: 90,
+        input_tokens: 900,
+        cold: false,
+        miss: true,
+        cause: 'messages_rewritten'
+      }
     ]
   },
   audit: [
-    { reason: 'manual_compaction', label: 'manual compaction', detail: 'kept 2 turns', before: 10, after: 4, at: 1_700_000_100 }
+    {
+      reason: 'manual_compaction',
+      label: 'manual compaction',
+      detail: 'kept 2 turns',
+      before: 10,
+      after: 4,
+      at: 1_700_000_100
+    }
   ],
   edits: [],
   session: { provider: 'anthropic', model: 'claude-sonnet-4-5' },
@@ -95,7 +141,15 @@ export const TRACKED: TrackedPath = {
   path: 'analysis.ipynb',
   head: '3C4D',
   versions: [
-    { tag: '3C4D', recorded_at_ms: NOW - 10_000, lines: 40, seen_lines: [[1, 12], [20, 20]] },
+    {
+      tag: '3C4D',
+      recorded_at_ms: NOW - 10_000,
+      lines: 40,
+      seen_lines: [
+        [1, 12],
+        [20, 20]
+      ]
+    },
     { tag: '1A2B', recorded_at_ms: NOW - 100_000, lines: 39, seen_lines: [] }
   ]
 };

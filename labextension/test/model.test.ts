@@ -19,22 +19,41 @@ describe('diffRows', () => {
   it('classifies rows and numbers them on both sides', () => {
     const rows = diffRows(NOTEBOOK_DIFF);
     expect(rows.map(r => r.kind)).toEqual([
-      'file', 'file', 'hunk', 'context', 'context', 'del', 'add', 'context'
+      'file',
+      'file',
+      'hunk',
+      'context',
+      'context',
+      'del',
+      'add',
+      'context'
     ]);
     const del = rows[5];
     const add = rows[6];
     expect([del.oldLine, del.newLine]).toEqual([13, null]);
     expect([add.oldLine, add.newLine]).toEqual([null, 13]);
-    expect(rows[7]).toMatchObject({ oldLine: 14, newLine: 14, text: ' df.head()' });
+    expect(rows[7]).toMatchObject({
+      oldLine: 14,
+      newLine: 14,
+      text: ' df.head()'
+    });
   });
 
   it('treats rows starting with --- or +++ inside a hunk as a deletion or addition', () => {
-    const diff = '--- a/x\n+++ b/x\n@@ -1,1 +1,1 @@\n--- old rule\n+++ new rule\n';
-    expect(diffRows(diff).map(r => r.kind)).toEqual(['file', 'file', 'hunk', 'del', 'add']);
+    const diff =
+      '--- a/x\n+++ b/x\n@@ -1,1 +1,1 @@\n--- old rule\n+++ new rule\n';
+    expect(diffRows(diff).map(r => r.kind)).toEqual([
+      'file',
+      'file',
+      'hunk',
+      'del',
+      'add'
+    ]);
   });
 
   it('keeps the clipping note as a note, not a change', () => {
-    const diff = '@@ -1,1 +1,1 @@\n-a\n+b\n... diff clipped: 10 more characters\n';
+    const diff =
+      '@@ -1,1 +1,1 @@\n-a\n+b\n... diff clipped: 10 more characters\n';
     const rows = diffRows(diff);
     expect(rows[3].kind).toBe('note');
     expect(diffStats(diff)).toEqual({ added: 1, removed: 1 });
@@ -108,7 +127,12 @@ describe('formatting', () => {
   });
 
   it('writes seen-line runs', () => {
-    expect(seenLinesText([[1, 12], [20, 20]])).toBe('1-12, 20');
+    expect(
+      seenLinesText([
+        [1, 12],
+        [20, 20]
+      ])
+    ).toBe('1-12, 20');
     expect(seenLinesText([])).toBe('none');
   });
 
@@ -121,40 +145,64 @@ describe('formatting', () => {
 describe('sessionDetail', () => {
   it('reads zones, pins with drift, audit and turns from a snapshot', () => {
     const detail = sessionDetail(SNAPSHOT);
-    expect(detail.zones.map(z => [z.name, z.status, z.contractStatus])).toEqual([
-      ['prefix', 'changed (declared)', 'changed'],
-      ['log', 'append-only', 'holds'],
-      ['scratch', 'empty', null]
+    expect(detail.zones.map(z => [z.name, z.status, z.contractStatus])).toEqual(
+      [
+        ['prefix', 'changed (declared)', 'changed'],
+        ['log', 'append-only', 'holds'],
+        ['scratch', 'empty', null]
+      ]
+    );
+    expect(detail.zones[0].facts).toContainEqual([
+      'fingerprint',
+      'fcc26a0ffa41'
     ]);
-    expect(detail.zones[0].facts).toContainEqual(['fingerprint', 'fcc26a0ffa41']);
-    expect(detail.zones[0].facts).toContainEqual(['tools', 'notebook_read, notebook_edit']);
+    expect(detail.zones[0].facts).toContainEqual([
+      'tools',
+      'notebook_read, notebook_edit'
+    ]);
     expect(detail.pins.map(p => [p.shortId, p.drift])).toEqual([
       ['aaaaaaaaaaaa', null],
       ['fcc26a0ffa41', 'model changed: a -> b']
     ]);
     expect(detail.pins[1].atMs).toBe(1_700_000_060_500);
     expect(detail.audit).toEqual([
-      { label: 'manual compaction', detail: 'kept 2 turns', before: 10, after: 4, atMs: 1_700_000_100_000 }
+      {
+        label: 'manual compaction',
+        detail: 'kept 2 turns',
+        before: 10,
+        after: 4,
+        atMs: 1_700_000_100_000
+      }
     ]);
     expect(detail.turns.map(t => [t.index, t.miss, t.cause])).toEqual([
       [0, false, null],
       [1, false, null],
       [2, true, 'messages_rewritten']
     ]);
-    expect(detail.missCauses).toEqual([['ttl_expired', 2], ['messages_rewritten', 1]]);
+    expect(detail.missCauses).toEqual([
+      ['ttl_expired', 2],
+      ['messages_rewritten', 1]
+    ]);
     expect(detail.model).toBe('claude-sonnet-4-5');
     expect(detail.hitRatio).toBeCloseTo(0.4375);
   });
 
-  it.each([null, 42, 'text', [], { zones: 'nope', cache: { turns: 'x' }, audit: {} }])(
-    'never throws on a malformed snapshot (%j)',
-    snapshot => {
-      const detail = sessionDetail(snapshot);
-      expect(detail.zones.map(z => z.status)).toEqual(['unknown', 'unknown', 'unknown']);
-      expect(detail.pins).toEqual([]);
-      expect(detail.audit).toEqual([]);
-      expect(detail.turns).toEqual([]);
-      expect(detail.hitRatio).toBeNull();
-    }
-  );
+  it.each([
+    null,
+    42,
+    'text',
+    [],
+    { zones: 'nope', cache: { turns: 'x' }, audit: {} }
+  ])('never throws on a malformed snapshot (%j)', snapshot => {
+    const detail = sessionDetail(snapshot);
+    expect(detail.zones.map(z => z.status)).toEqual([
+      'unknown',
+      'unknown',
+      'unknown'
+    ]);
+    expect(detail.pins).toEqual([]);
+    expect(detail.audit).toEqual([]);
+    expect(detail.turns).toEqual([]);
+    expect(detail.hitRatio).toBeNull();
+  });
 });

@@ -15,14 +15,22 @@ import { NOW, SNAPSHOT, TRACKED, edit, summary } from './fixtures';
 const noop = { toggle: () => undefined, open: () => undefined };
 
 function texts(root: Element, selector: string): string[] {
-  return [...root.querySelectorAll(selector)].map(node => node.textContent ?? '');
+  return [...root.querySelectorAll(selector)].map(
+    node => node.textContent ?? ''
+  );
 }
 
 describe('renderActivity', () => {
   it('shows every edit in the given order with path, headers, counts and who', () => {
-    const edits = [edit({ id: 2, path: 'b.ipynb' }), edit({ id: 1, path: 'a.ipynb' })];
+    const edits = [
+      edit({ id: 2, path: 'b.ipynb' }),
+      edit({ id: 1, path: 'a.ipynb' })
+    ];
     const root = renderActivity(edits, new Set(), NOW, noop);
-    expect(texts(root, '.jp-hashline-edit-open')).toEqual(['b.ipynb', 'a.ipynb']);
+    expect(texts(root, '.jp-hashline-edit-open')).toEqual([
+      'b.ipynb',
+      'a.ipynb'
+    ]);
     const first = root.querySelector('.jp-hashline-edit')!;
     expect(first.getAttribute('data-edit-id')).toBe('2');
     expect(texts(first, '.jp-hashline-headers')).toEqual(['#1A2B → #3C4D']);
@@ -36,22 +44,39 @@ describe('renderActivity', () => {
   it('shows the diff only for expanded edits, coloured by row kind', () => {
     const edits = [edit({ id: 2 }), edit({ id: 1 })];
     const root = renderActivity(edits, new Set([1]), NOW, noop);
-    const [collapsed, expanded] = [...root.querySelectorAll('.jp-hashline-edit')];
+    const [collapsed, expanded] = [
+      ...root.querySelectorAll('.jp-hashline-edit')
+    ];
     expect(collapsed.querySelector('.jp-hashline-diff')).toBeNull();
     expect(expanded.classList.contains('jp-mod-expanded')).toBe(true);
-    expect(texts(expanded, '.jp-hashline-diff-add .jp-hashline-diff-text')).toEqual([
-      '+df = pd.read_csv("sales.csv", parse_dates=["date"])'
-    ]);
-    expect(texts(expanded, '.jp-hashline-diff-del .jp-hashline-diff-text')).toEqual([
-      '-df = pd.read_csv("sales.csv")'
-    ]);
-    expect(expanded.querySelector('.jp-hashline-edit-toggle')!.getAttribute('aria-expanded')).toBe('true');
+    expect(
+      texts(expanded, '.jp-hashline-diff-add .jp-hashline-diff-text')
+    ).toEqual(['+df = pd.read_csv("sales.csv", parse_dates=["date"])']);
+    expect(
+      texts(expanded, '.jp-hashline-diff-del .jp-hashline-diff-text')
+    ).toEqual(['-df = pd.read_csv("sales.csv")']);
+    expect(
+      expanded
+        .querySelector('.jp-hashline-edit-toggle')!
+        .getAttribute('aria-expanded')
+    ).toBe('true');
   });
 
   it('lists warnings and marks the edit', () => {
-    const root = renderActivity([edit({ warnings: ['dropped echoed line 12'] })], new Set(), NOW, noop);
-    expect(texts(root, '.jp-hashline-warning')).toEqual(['dropped echoed line 12']);
-    expect(root.querySelector('.jp-hashline-edit')!.classList.contains('jp-mod-warned')).toBe(true);
+    const root = renderActivity(
+      [edit({ warnings: ['dropped echoed line 12'] })],
+      new Set(),
+      NOW,
+      noop
+    );
+    expect(texts(root, '.jp-hashline-warning')).toEqual([
+      'dropped echoed line 12'
+    ]);
+    expect(
+      root
+        .querySelector('.jp-hashline-edit')!
+        .classList.contains('jp-mod-warned')
+    ).toBe(true);
   });
 
   it('calls toggle and open with the edit', () => {
@@ -65,9 +90,16 @@ describe('renderActivity', () => {
   });
 
   it('never interprets server text as HTML', () => {
-    const root = renderActivity([edit({ path: '<img src=x onerror=alert(1)>.ipynb' })], new Set([1]), NOW, noop);
+    const root = renderActivity(
+      [edit({ path: '<img src=x onerror=alert(1)>.ipynb' })],
+      new Set([1]),
+      NOW,
+      noop
+    );
     expect(root.querySelector('img')).toBeNull();
-    expect(texts(root, '.jp-hashline-edit-open')).toEqual(['<img src=x onerror=alert(1)>.ipynb']);
+    expect(texts(root, '.jp-hashline-edit-open')).toEqual([
+      '<img src=x onerror=alert(1)>.ipynb'
+    ]);
   });
 
   it('has an empty state that says what will appear', () => {
@@ -99,26 +131,56 @@ describe('renderSessions', () => {
       NOW,
       { toggle: () => undefined }
     );
-    expect(texts(root, '.jp-hashline-session-name')).toEqual(['notebook agent', 'agent-2']);
+    expect(texts(root, '.jp-hashline-session-name')).toEqual([
+      'notebook agent',
+      'agent-2'
+    ]);
     expect(texts(root, '.jp-hashline-hit')).toEqual(['44%', '44%']);
     const detail = root.querySelector('.jp-hashline-session-detail')!;
-    expect(texts(detail, '.jp-hashline-zone-name')).toEqual(['prefix', 'log', 'scratch']);
-    expect(texts(detail, '.jp-hashline-contract')).toEqual(['contract changed', 'contract holds']);
-    expect(detail.querySelector('.jp-hashline-contract.jp-mod-bad')!.textContent).toBe('contract changed');
-    expect(texts(detail, '.jp-hashline-drift')).toEqual(['model changed: a -> b']);
-    expect(texts(detail, '.jp-hashline-rebuild-label')).toEqual(['manual compaction']);
+    expect(texts(detail, '.jp-hashline-zone-name')).toEqual([
+      'prefix',
+      'log',
+      'scratch'
+    ]);
+    expect(texts(detail, '.jp-hashline-contract')).toEqual([
+      'contract changed',
+      'contract holds'
+    ]);
+    expect(
+      detail.querySelector('.jp-hashline-contract.jp-mod-bad')!.textContent
+    ).toBe('contract changed');
+    expect(texts(detail, '.jp-hashline-drift')).toEqual([
+      'model changed: a -> b'
+    ]);
+    expect(texts(detail, '.jp-hashline-rebuild-label')).toEqual([
+      'manual compaction'
+    ]);
     expect(detail.querySelectorAll('.jp-hashline-bar')).toHaveLength(3);
-    expect(detail.textContent).toContain('Misses: ttl_expired ×2, messages_rewritten ×1');
-    expect(root.querySelectorAll('.jp-hashline-session-detail')).toHaveLength(1);
+    expect(detail.textContent).toContain(
+      'Misses: ttl_expired ×2, messages_rewritten ×1'
+    );
+    expect(root.querySelectorAll('.jp-hashline-session-detail')).toHaveLength(
+      1
+    );
   });
 
   it('shows loading for an expanded session whose detail has not arrived', () => {
-    const root = renderSessions([summary()], new Set(['agent-1']), new Map(), NOW, { toggle: () => undefined });
-    expect(root.querySelector('.jp-hashline-session')!.textContent).toContain('Loading…');
+    const root = renderSessions(
+      [summary()],
+      new Set(['agent-1']),
+      new Map(),
+      NOW,
+      { toggle: () => undefined }
+    );
+    expect(root.querySelector('.jp-hashline-session')!.textContent).toContain(
+      'Loading…'
+    );
   });
 
   it('has an empty state naming how sessions get here', () => {
-    const root = renderSessions([], new Set(), new Map(), NOW, { toggle: () => undefined });
+    const root = renderSessions([], new Set(), new Map(), NOW, {
+      toggle: () => undefined
+    });
     expect(root.textContent).toContain('No agent sessions registered');
     expect(root.textContent).toContain('hashline/sessions');
   });
@@ -128,11 +190,11 @@ describe('renderTurnChart', () => {
   it('draws one bar per turn, height = hit ratio, misses marked with cause', () => {
     const chart = renderTurnChart(sessionDetail(SNAPSHOT));
     const bars = [...chart.querySelectorAll<HTMLElement>('.jp-hashline-bar')];
-    expect(bars.map(b => b.querySelector<HTMLElement>('.jp-hashline-bar-fill')!.style.height)).toEqual([
-      '0%',
-      '84%',
-      '10%'
-    ]);
+    expect(
+      bars.map(
+        b => b.querySelector<HTMLElement>('.jp-hashline-bar-fill')!.style.height
+      )
+    ).toEqual(['0%', '84%', '10%']);
     expect(bars[0].classList.contains('jp-mod-cold')).toBe(true);
     expect(bars[2].classList.contains('jp-mod-miss')).toBe(true);
     expect(bars[2].title).toContain('miss: messages_rewritten');
@@ -143,9 +205,18 @@ describe('renderSnapshots', () => {
   it('lists tracked paths with head, versions and seen lines', () => {
     const root = renderSnapshots([TRACKED], NOW);
     expect(texts(root, '.jp-hashline-path')).toEqual(['analysis.ipynb']);
-    expect(texts(root, '.jp-hashline-version .jp-hashline-tag')).toEqual(['#3C4D', '#1A2B']);
-    expect(texts(root, '.jp-hashline-seen')).toEqual(['seen: 1-12, 20', 'seen: none']);
-    expect(root.querySelector('.jp-hashline-version.jp-mod-head .jp-hashline-tag')!.textContent).toBe('#3C4D');
+    expect(texts(root, '.jp-hashline-version .jp-hashline-tag')).toEqual([
+      '#3C4D',
+      '#1A2B'
+    ]);
+    expect(texts(root, '.jp-hashline-seen')).toEqual([
+      'seen: 1-12, 20',
+      'seen: none'
+    ]);
+    expect(
+      root.querySelector('.jp-hashline-version.jp-mod-head .jp-hashline-tag')!
+        .textContent
+    ).toBe('#3C4D');
   });
 
   it('has an empty state', () => {

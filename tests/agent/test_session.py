@@ -13,6 +13,7 @@ import pytest
 
 from jupyter_hashline.agent.session import Session
 from jupyter_hashline.agent.simulator import ProviderSimulator
+from jupyter_hashline.tools import TOOL_SPECS
 from jupyter_hashline.zones import MissCause, RebuildReason
 
 NOTEBOOK = "work.ipynb"
@@ -180,14 +181,20 @@ def test_timestamp_in_system_prompt_misses_every_time(tmp_path: Path) -> None:
     script, prompts = scripted_session(tmp_path, "anthropic", None)
     clock = iter(range(10_000))
 
+    # A real system prompt: the timestamp first, then instructions longer than the tool catalog.
+    rules = "".join(f"Rule {n}: keep cell {n} tidy and its outputs short.\n" for n in range(150))
+
     def system() -> str:
-        return f"You edit notebooks. Current time: 2026-11-30T00:{next(clock):05d}"
+        return f"Current time: 2026-11-30T00:{next(clock):05d}\nYou edit notebooks.\n{rules}"
 
     with ProviderSimulator(script) as sim:
         session = Session(tmp_path, base_url=sim.base_url("anthropic"), api_key="k", system=system)
         run(session, prompts)
     ledger = session.zones.ledger
-    assert ledger.hit_ratio() < 0.05
+    # Only the bytes before the system prompt (model and tool catalog) can ever be reused.
+    before_system = len(json.dumps({"model": session.model, "tools": list(TOOL_SPECS)})) // 4
+    assert all(t.cached_tokens <= before_system for t in ledger.turns)
+    assert ledger.hit_ratio() < before_system / min(t.input_tokens for t in ledger.turns)
     misses = [t for t in ledger.turns if t.miss]
     assert len(misses) == len(ledger.turns) - 1  # every request after the cold one
     assert {t.cause for t in misses} == {MissCause.SYSTEM_CHANGED}
@@ -252,3 +259,16 @@ def test_session_runs_inside_a_running_event_loop(tmp_path: Path) -> None:
     import asyncio
 
     assert asyncio.run(go()) == "ok"
+
+
+def test_the_simulator_url_is_an_anthropic_base_url(tmp_path: Path) -> None:
+    """`Session(..., base_url=sim.url)`: the root of the simulator serves `/v1/messages`."""
+    make_notebook(tmp_path)
+    with ProviderSimulator([read_turn(), edit_turn(7), done("set to 7")]) as sim:
+        session = Session(tmp_path, provider="anthropic", base_url=sim.url, api_key="k")
+        run(session, ["set the counter to 7"])
+        assert sim.turns_left == 0
+        assert {served.provider for served in sim.requests} == {"anthropic"}
+        assert session.client.url == sim.url + "/v1/messages"
+    assert sources(tmp_path)["counter"] == "value = 7\nprint(value)"
+    assert session.snapshot()["session"]["turns"] == 1

@@ -168,6 +168,22 @@ def test_clients_take_keys_and_urls_from_the_environment(monkeypatch: pytest.Mon
         client_for("nope")
 
 
+async def test_the_root_url_serves_the_anthropic_shape_and_prefixes_serve_every_shape() -> None:
+    script = [{"text": "root"}, {"text": "prefixed"}]
+    with ProviderSimulator(script) as sim:
+        root = await AnthropicClient(base_url=sim.url, api_key="k").send(body(["x"]))
+        prefixed = await AnthropicClient(base_url=sim.base_url("anthropic"), api_key="k").send(
+            body(["x"])
+        )
+        assert (root.text, prefixed.text) == ("root", "prefixed")
+        assert root.usage["input_tokens"] == sim.requests[0].input_tokens
+        # OpenAI and DeepSeek share `/chat/completions`: the root cannot tell them apart
+        for path in ("/chat/completions", "/v1/chat/completions"):
+            response = httpx.post(sim.url + path, content=b"{}", headers={"x-api-key": "k"})
+            assert response.status_code == 404
+            assert "no such endpoint" in response.json()["error"]["message"]
+
+
 def test_simulator_url_requires_a_running_server() -> None:
     sim = ProviderSimulator([])
     with pytest.raises(RuntimeError, match="context manager"):

@@ -1,15 +1,14 @@
-"""Fixtures for the CLI tests: the agent story of tests/mcp (edit_scenario.py, put on the path
-here), an isolated Jupyter data dir (where the default snapshot store lives) and a root."""
+"""Fixtures for the CLI tests: every test runs with an isolated Jupyter data dir (where the
+default snapshot store lives); `root` and the agent story come from testkit.scenario."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-MCP_TESTS = Path(__file__).resolve().parent.parent / "mcp"
-if str(MCP_TESTS) not in sys.path:
-    sys.path.insert(0, str(MCP_TESTS))
+import pytest
 
-from edit_scenario import data_dir, root  # noqa: E402
 
-__all__ = ["data_dir", "root"]
+@pytest.fixture(autouse=True)
+def isolated_data_dir(data_dir: Path) -> Path:
+    """Every test here runs with its own `JUPYTER_DATA_DIR` (testkit.scenario's `data_dir`)."""
+    return data_dir

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from edit_scenario import NOTEBOOK, header_of, line_of
+from testkit.scenario import NOTEBOOK, header_of, line_of, person_edits
 
 from jupyter_hashline.cli import main, patch_arguments
-from jupyter_hashline.mcp.backends import default_store_path
+from jupyter_hashline.tools import default_store_path
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -94,9 +94,15 @@ def test_usage_and_io_errors_exit_2_with_a_message(
 def test_bad_command_lines_exit_2(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "--root", str(root / "nowhere"), "read", NOTEBOOK)
     assert code == 2 and "Root directory not found" in err
+    for bad in ("0", "x", "٣"):  # one validator for every surface names the field
+        code, out, err = run(capsys, "--root", str(root), "read", NOTEBOOK, "--offset", bad)
+        assert (code, out) == (2, "") and "`offset` must be a whole number >= 1" in err
+    code, _, err = run(
+        capsys, "--root", str(root), "outputs", NOTEBOOK, "load-data", "--max-chars", "0"
+    )
+    assert code == 2 and "`max_chars` must be a whole number >= 1" in err
     for argv in (
         ["read"],
-        ["read", NOTEBOOK, "--offset", "0"],
         ["--root", ".", "--server", "x", "read", "a"],
     ):
         with pytest.raises(SystemExit) as exited:
@@ -143,3 +149,25 @@ def test_demo_runs_the_demo_module_or_says_it_is_missing(
     with pytest.raises(SystemExit) as exited:
         main(["read", "a.ipynb", "--provider", "openai"])
     assert exited.value.code == 2
+
+
+def test_repairs_warn_and_agents_keep_their_own_seen_lines(
+    root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    edit = tmp_path / "edit.txt"
+    _, view, _ = run(
+        capsys, "--root", str(root), "--agent", "ann", "read", NOTEBOOK, "--limit", "4"
+    )
+    line = line_of(view, "import pandas as pd")
+    edit.write_text(f"{header_of(view)}\nreplace {line}:\n+{line}:import pandas\n")
+    code, _, err = run(capsys, "--root", str(root), "--agent", "bob", "patch", str(edit))
+    assert code == 1 and "never shown" in err  # bob never read these lines
+    code, out, _ = run(capsys, "--root", str(root), "--agent", "ann", "patch", str(edit))
+    assert code == 0 and "warning:" in out and "prefix" in out
+    assert "import pandas\n" in nbformat.read(root / NOTEBOOK, as_version=4).cells[1].source + "\n"
+    # a person adds a line above; the edit on the old header is recovered, the repair reported
+    person_edits(root, "intro", "# Sales analysis\nBy region.")
+    edit.write_text(f"{header_of(out)}\nreplace {line}:\n+{line}:import pandas as pd\n")
+    code, out, err = run(capsys, "--root", str(root), "--agent", "ann", "patch", str(edit))
+    assert code == 0, err
+    assert "recovered" in out and "warning:" in out and "prefix" in out

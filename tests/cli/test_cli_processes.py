@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from edit_scenario import run_edit_scenario
+import pytest
+from testkit.scenario import run_edit_scenario
 
 BIN = Path(sys.executable).parent
 
@@ -26,6 +27,7 @@ def cli_command(tool: str, arguments: dict[str, Any]) -> tuple[list[str], str | 
     return ["outputs", arguments["path"], arguments["cell"]], None
 
 
+@pytest.mark.slow
 def test_the_agent_story_across_separate_processes(root: Path) -> None:
     runs: list[tuple[str, subprocess.CompletedProcess[str]]] = []
 

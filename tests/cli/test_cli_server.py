@@ -8,7 +8,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from edit_scenario import NOTEBOOK, header_of, line_of, person_edits
+from testkit.scenario import NOTEBOOK, header_of, line_of, person_edits
 
 from bench.server import TOKEN, LocalServer, free_port
 from jupyter_hashline.cli import main

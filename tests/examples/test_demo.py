@@ -41,6 +41,7 @@ def test_demo_leaves_its_edits_where_the_diff_says(tmp_path: Path) -> None:
     assert "best month:" in text and "by_region" in text
 
 
+@pytest.mark.slow
 def test_jupyter_hashline_demo_command() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "jupyter_hashline.cli", "demo"],

@@ -15,6 +15,8 @@ from nbclient import NotebookClient
 from jupyter_hashline.demo import sales_notebook
 from jupyter_hashline.notebook import serialize_notebook
 
+pytestmark = pytest.mark.slow  # notebooks executed in real kernels
+
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -85,6 +87,7 @@ def test_agent_edits_notebook(tmp_path: Path) -> None:
     (tmp_path / "scratch" / "sales_agent.ipynb").write_text("left over from an earlier run")
     nb = execute("agent_edits_notebook.ipynb", tmp_path)
     assert shows_widget(nb, "session"), "the panel is displayed"
+    assert "tools run through the directory" in text_of(nb, "session")  # no server here
     read = text_of(nb, "turn-read")
     assert "agent calls notebook_read" in read and "[scratch/sales_agent.ipynb#" in read
     assert "# %% [code] id=totals" in read

@@ -607,3 +607,63 @@ async def test_parsed_sections_are_accepted() -> None:
     read = await patcher.read("t.txt")
     await patcher.apply([PatchSection("t.txt", read.tag, (Edit.delete(1, 9),))])
     assert fs.get("t.txt") == "line 10\n"
+
+
+# -- agents, shared locks and repair warnings --------------------------------------------------
+
+
+async def test_seen_lines_belong_to_the_agent_that_was_shown_them() -> None:
+    fs = InMemoryFilesystem({"t.txt": TEN})
+    store = InMemorySnapshotStore()
+    alice = Patcher(fs, store, agent="alice")
+    bob = Patcher(fs, store, agent="bob", locks=alice.locks)
+    read = await alice.read("t.txt", offset=1, limit=5)
+    await bob.read("t.txt", offset=6, limit=5)
+    with pytest.raises(UnseenLinesError, match="line 3"):
+        await bob.apply(f"{read.header}\nreplace 3:\n+THREE\n")
+    result = await alice.apply(f"{read.header}\nreplace 3:\n+THREE\n")
+    assert result.sections[0].written and fs.get("t.txt").split("\n")[2] == "THREE"
+
+
+async def test_noop_streaks_are_counted_per_patcher() -> None:
+    fs = InMemoryFilesystem({"t.txt": TEN})
+    store = InMemorySnapshotStore()
+    alice, bob = Patcher(fs, store, agent="alice"), Patcher(fs, store, agent="bob")
+    header = (await alice.read("t.txt")).header
+    await bob.read("t.txt")
+    same = f"{header}\nreplace 1:\n+line 1\n"
+    await alice.apply(same)
+    await alice.apply(same)
+    first_of_bob = await bob.apply(same)  # alice's streak does not escalate bob's
+    assert "no changes" in first_of_bob.to_text()
+    with pytest.raises(RepeatedNoOpError):
+        await alice.apply(same)
+
+
+async def test_pasted_prefixes_are_repaired_with_a_warning_on_an_applied_edit() -> None:
+    fs, patcher = make({"t.txt": TEN})
+    read = await patcher.read("t.txt")
+    result = await patcher.apply(f"{read.header}\nreplace 2..3:\n+2:TWO\n+3:THREE\n")
+    assert fs.get("t.txt").split("\n")[1:3] == ["TWO", "THREE"]
+    [section] = result.sections
+    assert section.written and any("prefix" in w for w in section.warnings), section.warnings
+    assert any("prefix" in line for line in result.to_text().split("\n"))
+
+
+async def test_repair_warnings_survive_a_recovered_stale_edit() -> None:
+    fs, patcher = make({"t.txt": TEN})
+    read = await patcher.read("t.txt")
+    fs.set("t.txt", "new 1\nnew 2\n" + TEN)
+    result = await patcher.apply(f"{read.header}\nreplace 5:\n+5:FIVE\n")
+    assert fs.get("t.txt") == "new 1\nnew 2\n" + TEN.replace("line 5\n", "FIVE\n")
+    [section] = result.sections
+    assert section.banner.startswith("recovered:")
+    assert any("prefix" in w for w in section.warnings), section.warnings
+
+
+async def test_boundary_echo_repair_warns_on_an_applied_edit() -> None:
+    fs, patcher = make({"t.txt": TEN})
+    read = await patcher.read("t.txt")
+    result = await patcher.apply(f"{read.header}\nreplace 5:\n+line 4\n+FIVE\n+line 6\n")
+    assert fs.get("t.txt") == TEN.replace("line 5\n", "FIVE\n")
+    assert any("line 4" in w or "echo" in w for w in result.sections[0].warnings)

@@ -38,7 +38,6 @@ EXPORTED = {
     "HashlineError",
     "InMemoryFilesystem",
     "InMemorySnapshotStore",
-    "InvalidNotebookError",
     "LineRebase",
     "LineRebaser",
     "Normalized",

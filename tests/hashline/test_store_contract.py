@@ -8,6 +8,7 @@ database locked by another connection (a clear error or success, never a hang).
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import logging
 import sqlite3
@@ -171,6 +172,20 @@ def test_seen_lines_accumulate(store: Any) -> None:
     assert store.seen_lines("f.py", tag) == frozenset({1, 2, 3})
     assert store.seen_lines("f.py", "0000") == frozenset()
     assert store.seen_lines("g.py", tag) == frozenset()
+
+
+def test_seen_lines_are_credited_per_agent(store: Any) -> None:
+    tag = store.record("f.py", "a\nb\nc\nd\n")
+    store.record_seen_lines("f.py", tag, [1, 2], agent="alice")
+    store.record_seen_lines("f.py", tag, [3], agent="bob")
+    store.record_seen_lines("f.py", tag, [4])
+    assert store.seen_lines("f.py", tag, agent="alice") == frozenset({1, 2})
+    assert store.seen_lines("f.py", tag, agent="bob") == frozenset({3})
+    assert store.seen_lines("f.py", tag, agent="") == frozenset({4})
+    assert store.seen_lines("f.py", tag, agent="carol") == frozenset()
+    assert store.seen_lines("f.py", tag) == frozenset({1, 2, 3, 4})  # shown to anyone
+    store.record("f.py", "a\nb\nc\nd\n")  # read fusion keeps every agent's lines
+    assert store.seen_lines("f.py", tag, agent="alice") == frozenset({1, 2})
 
 
 def test_seen_lines_for_an_unknown_tag_are_ignored(store: Any) -> None:
@@ -400,6 +415,43 @@ def test_sqlite_file_is_versioned_and_in_wal_mode(tmp_path: Path) -> None:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     finally:
         conn.close()
+
+
+def test_sqlite_version_1_file_is_migrated_keeping_tags_and_seen_lines(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    conn = sqlite3.connect(db)
+    conn.executescript(
+        """
+        CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+        INSERT INTO counters (name, value) VALUES ('seq', 1);
+        CREATE TABLE paths (path BLOB PRIMARY KEY, used_seq INTEGER NOT NULL);
+        CREATE TABLE versions (id INTEGER PRIMARY KEY, path BLOB NOT NULL REFERENCES paths (path)
+            ON DELETE CASCADE, text BLOB NOT NULL, text_sha256 BLOB NOT NULL, tag TEXT NOT NULL,
+            recorded_at_ms INTEGER NOT NULL, seq INTEGER NOT NULL);
+        CREATE TABLE seen (version_id INTEGER NOT NULL REFERENCES versions (id) ON DELETE CASCADE,
+            line INTEGER NOT NULL, PRIMARY KEY (version_id, line)) WITHOUT ROWID;
+        PRAGMA user_version = 1;
+        """
+    )
+    text = "a\nb\n"
+    digest = hashlib.sha256(text.encode()).digest()
+    conn.execute("INSERT INTO paths VALUES (?, 1)", (b"f.py",))
+    conn.execute(
+        "INSERT INTO versions VALUES (1, ?, ?, ?, ?, 5, 1)",
+        (b"f.py", text.encode(), digest, section_tag(text)),
+    )
+    conn.execute("INSERT INTO seen VALUES (1, 2)")
+    conn.commit()
+    conn.close()
+    with SqliteSnapshotStore(db) as store:
+        assert store.recovered_from is None
+        assert text_of(store.by_hash("f.py", section_tag(text))) == text
+        assert store.seen_lines("f.py", section_tag(text), agent="") == frozenset({2})
+        store.record_seen_lines("f.py", section_tag(text), [1], agent="alice")
+        assert store.seen_lines("f.py", section_tag(text)) == frozenset({1, 2})
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+    conn.close()
 
 
 # -- SQLite only: corruption ---------------------------------------------------------------------

@@ -6,6 +6,10 @@ the test's temporary directory. Two edits go in over REST; then, in the browser:
 sidebar, see both edits (newest first), expand one and read its diff, click it and land on the
 edited cell (active and in view, far down the notebook), and after a reload the sidebar is
 still open. The screenshot goes to artifacts/sidebar.png.
+
+With the sidebar's fallback poll turned off in the user's settings (`pollIntervalMs: 0`), an
+edit and a session post made over REST while the page is open reach the sidebar through the
+server's event stream alone.
 """
 
 from __future__ import annotations
@@ -34,7 +38,6 @@ ARTIFACTS = REPO / "artifacts"
 TOKEN = "hashline-sidebar-test"
 CELLS = 30
 SIDEBAR_ID = "jupyter-hashline-sidebar"
-
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +81,24 @@ def lab(tmp_path: Path, built_labextension: Path) -> Iterator[Lab]:
     write_notebook(root / "analysis.ipynb")
     home = tmp_path / "home"
     home.mkdir()
+    log = tmp_path / "lab.log"
+    proc, url = start_lab(root, home, log, TOKEN, built_labextension, timeout_s=60)
+    try:
+        yield Lab(url=url, root=root, log=log)
+    finally:
+        stop(proc)
+
+
+@pytest.fixture
+def lab_without_poll(tmp_path: Path, built_labextension: Path) -> Iterator[Lab]:
+    """A lab whose user settings turn the sidebar's fallback poll off."""
+    root = tmp_path / "root"
+    root.mkdir()
+    write_notebook(root / "analysis.ipynb")
+    home = tmp_path / "home"
+    settings = home / "settings" / "jupyter-hashline" / "sidebar.jupyterlab-settings"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(json.dumps({"pollIntervalMs": 0}))
     log = tmp_path / "lab.log"
     proc, url = start_lab(root, home, log, TOKEN, built_labextension, timeout_s=60)
     try:
@@ -173,3 +194,88 @@ def wait_for_saved_layout(lab: Lab) -> None:
             return
         time.sleep(0.25)
     raise AssertionError("the workspace never recorded the hashline sidebar as open")
+
+
+@dataclass
+class Traffic:
+    """What the page fetched from hashline/ and what its event socket received, with times."""
+
+    fetches: list[tuple[float, str]]
+    frames: list[tuple[float, str]]
+
+    def fetched(self, route: str, after: float = 0.0) -> list[float]:
+        return [at for at, url in self.fetches if f"/hashline/{route}" in url and at > after]
+
+    def first_frame(self, text: str) -> float | None:
+        return next((at for at, payload in self.frames if text in payload), None)
+
+
+def wait_until(page: Any, check: Any, timeout_s: float, what: str) -> None:
+    """Let the page run (its events dispatch) until `check()` holds."""
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        page.wait_for_timeout(100)
+
+
+def test_with_the_poll_off_edits_and_sessions_arrive_by_server_events(
+    lab_without_poll: Lab, chromium_path: str
+) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    lab = lab_without_poll
+    traffic = Traffic(fetches=[], frames=[])
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.set_default_timeout(20_000)
+            page.on("request", lambda r: traffic.fetches.append((time.monotonic(), r.url)))
+            with page.expect_websocket(lambda ws: "api/events/subscribe" in ws.url) as opened:
+                page.goto(f"{lab.url}lab?token={TOKEN}")
+            opened.value.on(
+                "framereceived",
+                lambda payload: traffic.frames.append((time.monotonic(), str(payload))),
+            )
+            page.locator(f'.jp-SideBar .lm-TabBar-tab[data-id="{SIDEBAR_ID}"]').click()
+            sidebar = page.locator(f"#{SIDEBAR_ID}")
+            expect(sidebar).to_have_attribute("data-poll-interval-ms", "0")
+            expect(sidebar.locator(".jp-hashline-empty-title")).to_have_text("No edits yet")
+
+            # the socket is live: a server event of another kind (a contents read) arrives,
+            # and the sidebar does not fetch for it
+            settled = time.monotonic()
+            lab.call("GET", "api/contents/analysis.ipynb?content=0")
+            wait_until(page, lambda: traffic.first_frame("contents_service"), 10, "any event")
+            page.wait_for_timeout(500)
+            assert traffic.fetched("activity", after=settled) == []
+
+            edit_started = time.monotonic()
+            read = lab.call("GET", "hashline/read?path=analysis.ipynb")
+            line = line_of(read["view"], "value_07 = 7")
+            replace_line(lab, read["header"], line, "value_07 = 700  # agent")
+            edits = sidebar.locator(".jp-hashline-edit")
+            expect(edits).to_have_count(1, timeout=15_000)
+            expect(edits.locator(".jp-hashline-cells")).to_have_text(["cell c07"])
+            event_at = traffic.first_frame("jupyter_hashline/activity/v1")
+            assert event_at is not None and event_at > edit_started
+            fetches = traffic.fetched("activity", after=edit_started)
+            assert fetches and min(fetches) >= event_at  # fetched because the event came
+
+            quiet_from = time.monotonic()
+            page.wait_for_timeout(3000)  # nothing polls
+            assert traffic.fetched("activity", after=quiet_from) == []
+
+            sidebar.locator(".jp-hashline-tab-sessions").click()
+            expect(sidebar.locator(".jp-hashline-empty-title")).to_have_text(
+                "No agent sessions registered"
+            )
+            snapshot = {"zones": {}, "cache": {}, "audit": [], "edits": []}
+            lab.call("POST", "hashline/sessions", {"label": "agent by event", "snapshot": snapshot})
+            expect(sidebar.locator(".jp-hashline-session-name")).to_have_text(
+                ["agent by event"], timeout=15_000
+            )
+            assert traffic.first_frame("jupyter_hashline/session/v1") is not None
+        finally:
+            browser.close()

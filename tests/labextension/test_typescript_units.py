@@ -1,5 +1,5 @@
 """Runs the sidebar's TypeScript unit tests (vitest in happy-dom: view logic, DOM rendering,
-the widget's polling and states) and requires every one to pass."""
+the widget's event subscription, polling and states) and requires every one to pass."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 LABEXT_SRC = Path(__file__).resolve().parents[2] / "labextension"
 
 # At least this many vitest tests exist; a drop means test files were lost or not collected.
-MIN_TESTS = 47
+MIN_TESTS = 57
 
 
 def test_vitest_suite_passes(built_labextension: Path, tmp_path: Path) -> None:
@@ -30,4 +30,4 @@ def test_vitest_suite_passes(built_labextension: Path, tmp_path: Path) -> None:
     assert result["numFailedTests"] == 0
     assert result["numPassedTests"] >= MIN_TESTS, result["numPassedTests"]
     files = {Path(suite["name"]).name for suite in result["testResults"]}
-    assert {"model.test.ts", "render.test.ts", "sidebar.test.ts"} <= files
+    assert {"model.test.ts", "render.test.ts", "sidebar.test.ts", "events.test.ts"} <= files

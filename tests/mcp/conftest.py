@@ -1,14 +1,19 @@
-"""Fixtures for the MCP tests: an isolated Jupyter data dir (the default snapshot store lives
-there), a root directory holding analysis.ipynb, and a Jupyter server with jupyter_hashline
-enabled for the Jupyter AI registration tests."""
+"""Fixtures for the MCP tests: an isolated Jupyter data dir for every test (the default
+snapshot store lives there), and a Jupyter server with jupyter_hashline enabled for the
+Jupyter AI registration tests (token auth as pytest-jupyter sets it up)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
-from edit_scenario import data_dir, root
 from traitlets.config import Config
 
-__all__ = ["data_dir", "jp_server_config", "root"]
+
+@pytest.fixture(autouse=True)
+def isolated_data_dir(data_dir: Path) -> Path:
+    """Every test here runs with its own `JUPYTER_DATA_DIR` (testkit.scenario's `data_dir`)."""
+    return data_dir
 
 
 @pytest.fixture

@@ -3,16 +3,18 @@ server process's REST API (its snapshot store, its activity feed); a wrong token
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
-from edit_scenario import NOTEBOOK, run_edit_scenario
+import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from testkit.scenario import NOTEBOOK, run_edit_scenario
 
 from bench.server import TOKEN, LocalServer
-from jupyter_hashline.mcp import ServerBackend
+from jupyter_hashline.tools import RestWorkspace, run_tool
 
 
 def server_mode(url: str, token: str) -> StdioServerParameters:
@@ -20,6 +22,7 @@ def server_mode(url: str, token: str) -> StdioServerParameters:
     return StdioServerParameters(command=sys.executable, args=args)
 
 
+@pytest.mark.slow
 async def test_an_mcp_client_edits_through_a_running_jupyter_server(
     root: Path, tmp_path: Path
 ) -> None:
@@ -32,11 +35,14 @@ async def test_an_mcp_client_edits_through_a_running_jupyter_server(
                 return result.is_error, result.content[0].text
 
             await run_edit_scenario(call, root)
-        stranger = ServerBackend(url, "not-the-token")
-        refused = await stranger.call("notebook_read", {"path": NOTEBOOK})
+        stranger = RestWorkspace(url, "not-the-token")
+        refused = await run_tool(stranger, "notebook_read", {"path": NOTEBOOK}, agent="stranger")
         await stranger.aclose()
         status, activity = server.client().request("GET", "/hashline/activity")
     assert (refused.is_error, refused.kind) == (True, "forbidden")
     assert "send the server's token" in refused.text
     assert status == 200
     assert [edit["path"] for edit in activity["edits"]] == [NOTEBOOK] * 3
+    # one MCP connection is one agent, named from the client's initialize info
+    [who] = {edit["who"] for edit in activity["edits"]}
+    assert re.fullmatch(r"mcp-[0-9a-f]{6}", who), who

@@ -7,12 +7,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from edit_scenario import run_edit_scenario
+import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from testkit.scenario import NOTEBOOK, header_of, line_of, person_edits, run_edit_scenario
 
-from jupyter_hashline.agent.tools import TOOL_SPECS
-from jupyter_hashline.mcp.backends import default_store_path
+from jupyter_hashline.tools import TOOL_SPECS, default_store_path, mcp_definitions
 
 
 def server_params(*args: str) -> StdioServerParameters:
@@ -33,6 +33,7 @@ def caller(client: Client) -> Any:
     return call
 
 
+@pytest.mark.slow
 async def test_a_client_lists_the_catalog_and_edits_through_stale_tags(root: Path) -> None:
     async with Client(server_params("--root", str(root), "mcp")) as client:
         listed = await client.list_tools()
@@ -43,3 +44,39 @@ async def test_a_client_lists_the_catalog_and_edits_through_stale_tags(root: Pat
         assert client.server_info is not None and client.server_info.name == "jupyter-hashline"
         await run_edit_scenario(caller(client), root)
     assert default_store_path(root).is_file()
+
+
+async def test_tools_list_has_titles_annotations_and_described_schemas(root: Path) -> None:
+    async with Client(server_params("--root", str(root), "mcp")) as client:
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert [(d["name"], d["title"]) for d in mcp_definitions()] == [
+        (t.name, t.title) for t in listed.values()
+    ]
+    for definition in mcp_definitions():
+        tool = listed[definition["name"]]
+        assert tool.annotations is not None and tool.annotations.title == definition["title"]
+        wire = tool.annotations.model_dump(by_alias=True, exclude_none=True)
+        assert wire == definition["annotations"]
+        assert tool.input_schema == definition["inputSchema"]
+    assert listed["notebook_read"].annotations.read_only_hint is True
+    assert listed["notebook_write"].annotations.destructive_hint is True
+    edits = listed["notebook_edit"].input_schema["properties"]["edits"]["anyOf"][0]
+    assert "insert_after" in edits["properties"]["edits"]["items"]["properties"]["op"]["enum"]
+
+
+async def test_wrong_types_and_pasted_prefixes_over_stdio(root: Path) -> None:
+    async with Client(server_params("--root", str(root), "mcp")) as client:
+        call = caller(client)
+        is_error, text = await call("notebook_read", {"path": NOTEBOOK, "offset": "two"})
+        assert is_error and "`offset` must be a whole number >= 1" in text
+        assert "not supported between" not in text
+        _, view = await call("notebook_read", {"path": NOTEBOOK})
+        line = line_of(view, "print(total)")
+        edit = f"{header_of(view)}\nreplace {line}:\n+{line}:print(round(total))\n"
+        is_error, reply = await call("notebook_edit", {"patch": edit})
+        assert not is_error and "warning:" in reply and "prefix" in reply
+        person_edits(root, "intro", "# Sales analysis\nBy region.")
+        line = line_of(view, 'total = df["amount"].sum()')
+        edit = f"{header_of(reply)}\nreplace {line}:\n+{line}:total = 0\n"
+        is_error, reply = await call("notebook_edit", {"patch": edit})
+        assert not is_error and "recovered" in reply and "prefix" in reply, reply

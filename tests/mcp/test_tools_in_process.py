@@ -5,30 +5,33 @@ results that say what to do."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import nbformat
-from edit_scenario import NOTEBOOK, header_of, line_of
 from mcp import Client
+from mcp_types import Implementation
+from testkit.scenario import NOTEBOOK, header_of, line_of
 
-from jupyter_hashline.mcp import DirectoryBackend, build_server
+from jupyter_hashline.mcp import build_server
+from jupyter_hashline.tools import open_directory
 
 
 @asynccontextmanager
 async def session(root: Path, store: str | None = None) -> AsyncIterator[Any]:
     """An MCP client connected in-process to a server on `root`; yields `call`."""
-    backend = DirectoryBackend(root, store)
-    async with Client(build_server(backend)) as client:
+    workspace = open_directory(root, store)
+    async with Client(build_server(workspace)) as client:
 
         async def call(tool: str, arguments: dict[str, Any]) -> tuple[bool, str]:
             result = await client.call_tool(tool, arguments)
             return result.is_error, result.content[0].text
 
         yield call
-    await backend.aclose()
+    await workspace.aclose()
 
 
 async def test_the_json_form_edits_like_the_edit_text(root: Path) -> None:
@@ -109,8 +112,32 @@ async def test_mistakes_are_error_results_that_say_what_to_do(root: Path, tmp_pa
     assert "File not found: nope.ipynb" in texts["missing"]
     assert "not from this session" in texts["unknown tag"]
     assert "expected `replace N:`" in texts["syntax"]
-    assert "either 'patch'" in texts["neither form"]
-    assert "'path' must be a string" in texts["wrong type"]
+    assert "send exactly one of `patch` or `edits` (neither was given)" in texts["neither form"]
+    assert (
+        "`path` must be a non-empty string" in texts["wrong type"]
+        and ", not 7" in texts["wrong type"]
+    )
     assert "notebook_read, notebook_edit, notebook_write, notebook_outputs" in texts["unknown tool"]
     assert "nope" in texts["no outputs"]
     assert (root / NOTEBOOK).read_bytes() == before
+
+
+async def test_each_connection_is_its_own_agent_named_after_the_client(root: Path) -> None:
+    workspace = open_directory(root, ":memory:")
+    info = Implementation(name="Claude Desktop", version="1.0")
+    try:
+        async with Client(build_server(workspace), client_info=info) as first:
+            view = (await first.call_tool("notebook_read", {"path": NOTEBOOK})).content[0].text
+        async with Client(build_server(workspace), client_info=info) as second:
+            line = line_of(view, "print(total)")
+            patch = f"{header_of(view)}\nreplace {line}:\n+print(total)  # checked\n"
+            result = await second.call_tool("notebook_edit", {"patch": patch})
+            assert result.is_error and "never shown" in result.content[0].text
+        async with Client(build_server(workspace), client_info=info) as third:
+            await third.call_tool("notebook_read", {"path": NOTEBOOK})
+            result = await third.call_tool("notebook_edit", {"patch": patch})
+            assert not result.is_error, result.content[0].text
+        [record] = workspace.activity.recent()
+        assert re.fullmatch(r"Claude-Desktop-[0-9a-f]{6}", record.who), record.who
+    finally:
+        await workspace.aclose()

@@ -11,7 +11,6 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from jupyter_hashline.hashline.errors import InvalidNotebookError
 from jupyter_hashline.hashline.memory_fs import InMemoryFilesystem
 from jupyter_hashline.notebook import (
     NotebookFilesystem,
@@ -21,6 +20,7 @@ from jupyter_hashline.notebook import (
     project_notebook,
     serialize_notebook,
 )
+from jupyter_hashline.notebook.errors import InvalidNotebookError
 
 pytestmark = pytest.mark.corpus
 

@@ -8,13 +8,14 @@ from pathlib import Path
 import pytest
 from nbtestkit import Storage, analysis, dumps, loads
 
-from jupyter_hashline.hashline.errors import AnchorError, HashlineError, InvalidNotebookError
+from jupyter_hashline.hashline.errors import AnchorError, HashlineError
 from jupyter_hashline.hashline.filesystem import CellSelector, LineRebaser, ViewAnnotator
 from jupyter_hashline.hashline.memory_fs import InMemoryFilesystem
 from jupyter_hashline.hashline.memory_store import InMemorySnapshotStore
 from jupyter_hashline.hashline.patcher import Patcher
 from jupyter_hashline.notebook import NotebookFilesystem, project_notebook
 from jupyter_hashline.notebook import filesystem as fs_module
+from jupyter_hashline.notebook.errors import InvalidNotebookError
 
 
 @pytest.fixture(params=["memory", "disk"])

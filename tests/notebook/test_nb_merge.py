@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from nb_strategies import notebooks, sources
 
-from jupyter_hashline.hashline.errors import InvalidNotebookError
 from jupyter_hashline.notebook import merge_projection, project_notebook
+from jupyter_hashline.notebook.errors import InvalidNotebookError
 
 STREAM = {"output_type": "stream", "name": "stdout", "text": "3 rows\n"}
 

@@ -9,10 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from nb_strategies import LINE_PIECES, notebooks
 
-from jupyter_hashline.hashline.errors import InvalidNotebookError
 from jupyter_hashline.notebook import merge_projection, parse_projection, project_notebook
+from jupyter_hashline.notebook.errors import InvalidNotebookError
 from jupyter_hashline.notebook.ids import display_ids
-from jupyter_hashline.notebook.projection import escape_source, unescape_source
+from jupyter_hashline.notebook.projection import cell_source, escape_source, unescape_source
 
 
 def nb_of(*cells: dict, minor: int = 5) -> dict:
@@ -134,3 +134,9 @@ def test_projection_is_lossless_for_every_source(nb: dict) -> None:
     merged, warnings = merge_projection(nb, text)
     assert merged is nb and warnings == []
     assert project_notebook(merged) == text
+
+
+def test_a_source_list_with_non_text_items_reads_as_its_text_parts() -> None:
+    # an invalid file (a fuzzer found it): reading shows what text there is instead of crashing
+    cell = {"cell_type": "code", "id": "x", "source": ["a = 1\n", None, "b = 2"]}
+    assert cell_source(cell) == "a = 1\nb = 2"

@@ -8,6 +8,7 @@ import jupyter_hashline.notebook as notebook
 def test_exported_members() -> None:
     assert sorted(notebook.__all__) == [
         "CellJsonCache",
+        "InvalidNotebookError",
         "LoadedNotebook",
         "NotebookFilesystem",
         "ProjectedCell",

@@ -15,20 +15,19 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from faultkit import TALLY
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from testkit.faults import TALLY
 
 from jupyter_hashline.hashline import (
     DiskFilesystem,
     HashlineError,
     InMemorySnapshotStore,
-    InvalidNotebookError,
     NotTextError,
     Patcher,
     section_tag,
 )
-from jupyter_hashline.notebook import NotebookFilesystem
+from jupyter_hashline.notebook import InvalidNotebookError, NotebookFilesystem
 
 
 def engine(root: Path) -> Patcher:

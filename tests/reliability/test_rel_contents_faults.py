@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from faultkit import Edit, tree_bytes
-from hashline_api import Api, write_notebook
+from testkit.faults import Edit, tree_bytes
+from testkit.rest import Api, write_notebook
 from tornado.web import HTTPError
 
 TARGETS = [("script.py", 1, "a = 2"), ("nb.ipynb", 2, "a = 2")]

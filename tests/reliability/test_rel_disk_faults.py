@@ -5,7 +5,7 @@ point of the atomic write (temp file open, write, fsync, rename), for plain text
 and CRLF) and for notebooks (through `NotebookFilesystem`). After each fault: a clear
 `HashlineError`, the exact old bytes, no temp file left, the store's versions and seen lines
 unchanged; and, once the disk recovers, the same edit lands. Each fault is a `Trial` whose
-verdict the oracle takes from the files and the acknowledged edits (faultkit).
+verdict the oracle takes from the files and the acknowledged edits (testkit.faults).
 (A real full disk, a tmpfs filled up: test_rel_full_disk.py.)
 """
 
@@ -19,7 +19,7 @@ from typing import Any
 
 import nbformat
 import pytest
-from faultkit import (
+from testkit.faults import (
     ERRNOS,
     POINTS,
     DiskFaults,

@@ -4,7 +4,7 @@ No fault is simulated here: the disk is really full. An agent's edit to a notebo
 text file on it, through the engine (`DiskFilesystem`) and through a real Jupyter server whose
 root is on that disk (the contents manager's own atomic writer), fails with a clear "disk is
 full" error, leaves every file exactly as it was and the snapshot store unadvanced; once space
-is freed the same edit lands. Judged by the fault oracle (faultkit.Trial).
+is freed the same edit lands. Judged by the fault oracle (testkit.faults.Trial).
 
 Mounting needs root (CAP_SYS_ADMIN) and the `mount` command; elsewhere the tests skip and say
 which of the two is missing.
@@ -22,8 +22,8 @@ from typing import Any
 
 import nbformat
 import pytest
-from faultkit import Edit, store_state, temp_files, tree_bytes
-from hashline_api import Api
+from testkit.faults import Edit, store_state, temp_files, tree_bytes
+from testkit.rest import Api
 
 from jupyter_hashline.hashline import DiskFilesystem, Patcher, SqliteSnapshotStore, WriteFailedError
 from jupyter_hashline.notebook import NotebookFilesystem

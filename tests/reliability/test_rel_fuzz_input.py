@@ -17,9 +17,9 @@ import os
 from typing import Any
 
 import nbformat
-from faultkit import TALLY
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from testkit.faults import TALLY
 
 from jupyter_hashline.hashline import (
     HashlineError,

@@ -21,7 +21,7 @@ from typing import Any
 
 import nbformat
 import pytest
-from faultkit import Edit
+from testkit.faults import Edit
 
 from bench.server import LocalServer
 

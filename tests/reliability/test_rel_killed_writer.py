@@ -20,7 +20,7 @@ from typing import Any
 
 import nbformat
 import pytest
-from faultkit import TEMP_SUFFIX, Edit, store_state, temp_files
+from testkit.faults import TEMP_SUFFIX, Edit, store_state, temp_files
 
 from jupyter_hashline.hashline import (
     DiskFilesystem,

@@ -18,8 +18,8 @@ from typing import Any
 
 import nbformat
 import pytest
-from faultkit import TALLY
-from hashline_api import Api, write_notebook
+from testkit.faults import TALLY
+from testkit.rest import Api, write_notebook
 
 from jupyter_hashline.hashline import (
     InMemoryFilesystem,

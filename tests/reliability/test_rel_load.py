@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
-from faultkit import TALLY
-from hashline_api import Fetch, write_notebook
+from testkit.faults import TALLY
+from testkit.rest import Fetch, write_notebook
 from tornado.httpclient import HTTPClientError
 
 OWN_CELL_CLIENTS = 12

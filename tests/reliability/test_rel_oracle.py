@@ -1,4 +1,4 @@
-"""The fault oracle (faultkit.Trial) can fail: it is judged on files it is given here, without
+"""The fault oracle (testkit.faults.Trial) can fail: it is judged on files it is given here, without
 recording anything in the tally."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import nbformat
-from faultkit import TEMP_SUFFIX, Edit, Trial
+from testkit.faults import TEMP_SUFFIX, Edit, Trial
 
 TEXT = b"\xef\xbb\xbfimport os\r\nvalue = 1\r\nprint(value)\r\n"
 

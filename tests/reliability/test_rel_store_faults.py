@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from faultkit import (
+from testkit.faults import (
     Edit,
     QuickSqliteStore,
     garble,
     hold_exclusive_lock,
     store_state,
 )
-from hashline_api import Api, write_notebook
+from testkit.rest import Api, write_notebook
 
 from jupyter_hashline.hashline import (
     DiskFilesystem,
@@ -171,7 +171,7 @@ def hashline_config(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str,
     db.parent.mkdir()
     if getattr(request, "param", None) == "garbage":
         db.write_bytes(b"SQLite format 3\x00" + b"\xff" * 8192)
-    return {"store_class": "faultkit.QuickSqliteStore", "store_path": str(db)}
+    return {"store_class": "testkit.faults.QuickSqliteStore", "store_path": str(db)}
 
 
 async def test_locked_store_through_rest(

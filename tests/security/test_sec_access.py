@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from faultkit import TALLY, tree_bytes
-from hashline_api import Api, Fetch, write_notebook
+from testkit.faults import TALLY, tree_bytes
+from testkit.rest import Api, Fetch, write_notebook
 from tornado.httpclient import HTTPClientError, HTTPResponse
 
 from jupyter_hashline.server.handlers import ROUTES

@@ -1,4 +1,4 @@
-"""The MCP directory backend cannot escape its root: every tool refuses every way out, and
+"""The directory workspace (MCP, CLI) cannot escape its root: every tool refuses every way out, and
 nothing outside the root is read (not a byte of it in any reply), written or created."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from faultkit import TALLY, tree_bytes
+from testkit.faults import TALLY, tree_bytes
 
-from jupyter_hashline.mcp.backends import DirectoryBackend
+from jupyter_hashline.tools import open_directory, run_tool
 
 SECRET = "MCP-SECRET-91c"
 
@@ -51,9 +51,9 @@ def ways_out(root: Path, outside: Path) -> list[str]:
 async def test_every_tool_refuses_every_way_out(layout: tuple[Path, Path]) -> None:
     root, outside = layout
     before_outside, before_root = tree_bytes(outside), tree_bytes(root)
-    backend = DirectoryBackend(root, store_path=":memory:")
+    workspace = open_directory(root, store_path=":memory:")
     try:
-        inside = await backend.call("notebook_read", {"path": "inside.py"})
+        inside = await run_tool(workspace, "notebook_read", {"path": "inside.py"}, agent="a")
         assert not inside.is_error
         tag = inside.text.split("#", 1)[1][:4]
         for path in ways_out(root, outside):
@@ -66,16 +66,17 @@ async def test_every_tool_refuses_every_way_out(layout: tuple[Path, Path]) -> No
                                              "edits": [{"op": "insert_tail", "lines": ["x"]}]}}),
             ]  # fmt: skip
             for name, arguments in calls:
-                outcome = await backend.call(name, arguments)
+                outcome = await run_tool(workspace, name, arguments, agent="a")
                 assert outcome.is_error, (name, path, outcome.text)
                 expected = {"path_outside_root", "not_found"}
                 if name == "notebook_outputs" and not path.endswith(".ipynb"):
-                    expected = {"hashline_error"}  # "not a notebook": refused before any I/O
+                    # "not a notebook" or the root's refusal, whichever check comes first
+                    expected = {"hashline_error", "path_outside_root", "not_found"}
                 assert outcome.kind in expected, (name, path, outcome)
                 assert SECRET not in outcome.text
                 TALLY["inputs tried"] += 1
                 TALLY["inputs clean errors"] += 1
     finally:
-        await backend.aclose()
+        await workspace.aclose()
     assert tree_bytes(outside) == before_outside
     assert tree_bytes(root) == before_root

@@ -6,9 +6,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from faultkit import TALLY
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from testkit.faults import TALLY
 
 from jupyter_hashline.server.config import (
     LIMIT_KEYS,
@@ -47,7 +47,8 @@ VALUES = st.one_of(
 )
 KEYS = st.sampled_from(
     ["seen_lines", "read_only", "allowed_paths", *LIMIT_KEYS, "store_class", "store_path",
-     "projection", "activity_limit", "max_versions_per_path", "unknown"]
+     "projection", "activity_limit", "max_versions_per_path", "unknown", "base_url", "api_key",
+     "provider", "HashlineSession"]
 )  # fmt: skip
 
 

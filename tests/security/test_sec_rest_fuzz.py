@@ -19,7 +19,6 @@ from typing import Any
 import nbformat
 import pytest
 import schemathesis
-from faultkit import TALLY
 from hypothesis import HealthCheck, given, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.generation import GenerationMode
@@ -27,6 +26,7 @@ from schemathesis.specs.openapi.checks import (
     content_type_conformance,
     response_schema_conformance,
 )
+from testkit.faults import TALLY
 
 from bench.server import TOKEN, LocalServer
 from jupyter_hashline.server.handlers import ROUTES

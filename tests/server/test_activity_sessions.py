@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jupyter_hashline.agent.activity import ActivityLog, touched_cells, unified_diff
+from jupyter_hashline.hashline.locks import PathLocks
 from jupyter_hashline.server.errors import BadRequestError, SessionNotFoundError
-from jupyter_hashline.server.locks import PathLocks
 from jupyter_hashline.server.sessions import SessionRegistry
+from jupyter_hashline.tools.activity import ActivityLog, touched_cells, unified_diff
 
 NB_BEFORE = (
     "# %% [markdown] id=intro\n# Title\n"
@@ -87,6 +87,27 @@ def test_session_registry_creates_updates_and_evicts() -> None:
     assert [e.id for e in registry.entries()] == ["s2", "mine"]
     with pytest.raises(SessionNotFoundError, match="GET sessions"):
         registry.get("s1")
+
+
+def test_listeners_hear_stored_records_and_accepted_posts_until_they_unsubscribe() -> None:
+    log, registry = ActivityLog(), SessionRegistry(new_id=lambda: "fresh")
+    records: list[tuple[int, int]] = []
+    posts: list[tuple[str, bool, int]] = []
+    stop_records = log.subscribe(lambda r: records.append((r.id, len(log.recent()))))
+    stop_posts = registry.subscribe(lambda e, created: posts.append((e.id, created, e.updates)))
+    log.record(path="a.py", op="update", who="u", source="patch", before="a\n", after="b\n")
+    registry.post(None, snapshot())
+    registry.post("fresh", snapshot())
+    with pytest.raises(BadRequestError):
+        registry.post("fresh", {"zones": {}})
+    assert records == [(1, 1)]  # heard after it was stored
+    assert posts == [("fresh", True, 1), ("fresh", False, 2)]  # a refused post is not heard
+    stop_records()
+    stop_posts()
+    stop_posts()  # twice is harmless
+    log.record(path="a.py", op="update", who="u", source="patch", before="b\n", after="c\n")
+    registry.post("fresh", snapshot())
+    assert (len(records), len(posts)) == (1, 2)
 
 
 @pytest.mark.parametrize("bad", [[], "x", {"zones": {}, "cache": {}, "audit": []}, {"edits": []}])

@@ -17,13 +17,13 @@ from tornado.web import HTTPError
 
 from jupyter_hashline.hashline.errors import (
     HashlineError,
-    InvalidNotebookError,
     NotFoundError,
     NotTextError,
     PathOutsideRootError,
     TooLargeError,
     WriteFailedError,
 )
+from jupyter_hashline.notebook import InvalidNotebookError
 from jupyter_hashline.server.contents_fs import ContentsFilesystem
 from jupyter_hashline.server.errors import (
     BadRequestError,

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from hashline_api import write_notebook
 from playwright.sync_api import expect, sync_playwright
+from testkit.rest import write_notebook
 
 from bench.server import TOKEN, Client, LocalServer
 from scripts.labrun import CHROMIUM_ARGS

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import test_live_rooms as live_rooms
-from hashline_api import Api, write_notebook
+from testkit.rest import Api, write_notebook
 
 from jupyter_hashline.notebook import ids
 

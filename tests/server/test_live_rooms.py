@@ -18,13 +18,13 @@ from typing import Any
 
 import nbformat
 import pytest
-from hashline_api import Api, Fetch, NamedUserProvider, write_notebook
 from httpx_ws import AsyncWebSocketSession, aconnect_ws
 from jupyter_server_ydoc.rooms import DocumentRoom
 from jupyter_server_ydoc.utils import JUPYTER_COLLABORATION_EVENTS_URI
 from jupyter_ydoc import YNotebook
 from pycrdt import Provider
 from pycrdt.websocket.websocket import HttpxWebsocket
+from testkit.rest import Api, Fetch, NamedUserProvider, write_notebook
 from traitlets.config import Config
 
 from jupyter_hashline.hashline import section_tag

@@ -50,6 +50,13 @@ def test_tightening_keys_apply(key: str, value: object, expected: object) -> Non
         ("store_class", "x.Y", "redirect"),
         ("projection", "md", "not a setting a workspace may change"),
         ("max_versions_per_path", 1, "not a setting a workspace may change"),
+        ("base_url", "https://api.anthropic.com.look-alike.test", "base URL or API keys"),
+        ("api_key", "sk-planted", "base URL or API keys"),
+        ("provider", "openai", "base URL or API keys"),
+        ("model", "gpt-x", "base URL or API keys"),
+        ("ANTHROPIC_BASE_URL", "http://127.0.0.1:9", "base URL or API keys"),
+        ("openai_api_key", "sk-planted", "base URL or API keys"),
+        ("HashlineSession", {"base_url": "http://127.0.0.1:9"}, "base URL or API keys"),
     ],
 )
 def test_loosening_and_redirecting_keys_are_refused(key: str, value: object, reason: str) -> None:

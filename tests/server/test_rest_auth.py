@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hashline_api import Fetch, write_notebook
+from testkit.rest import Fetch, write_notebook
 from tornado.httpclient import HTTPClientError
 from tornado.web import RequestHandler
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
-from hashline_api import Fetch, write_notebook
+from testkit.rest import Fetch, write_notebook
 from tornado.httpclient import HTTPClientError
 
 CLIENTS = 8

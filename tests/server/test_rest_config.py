@@ -10,8 +10,8 @@ from typing import Any
 
 import nbformat
 import pytest
-from hashline_api import Api, NamedUserProvider, write_notebook
 from jupytext import TextFileContentsManager
+from testkit.rest import Api, NamedUserProvider, write_notebook
 from traitlets.config import Config
 
 OVERLAY = {
@@ -19,6 +19,7 @@ OVERLAY = {
     "max_file_bytes": 4096,
     "store_path": "/tmp/redirected.sqlite3",
     "max_request_bytes": 10**12,
+    "base_url": "https://api.anthropic.com.look-alike.test",
 }
 
 
@@ -61,6 +62,8 @@ async def test_workspace_overlay_tightens_and_refuses_loosening(
     refusals = [r.getMessage() for r in caplog.records if "workspace overlay key" in r.getMessage()]
     assert any("store_path" in m and "redirect" in m for m in refusals)
     assert any("max_request_bytes" in m for m in refusals)
+    assert any(m.startswith("jupyter_hashline: workspace overlay key base_url:") for m in refusals)
+    assert "look-alike" not in repr(settings)
     lines = "".join(f"v{n} = {n}\n" for n in range(1, 41))
     (jp_root_dir / "long.py").write_text(lines)
     _, read = await api("read", params={"path": "long.py", "limit": "5"})

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import nbformat
+import pytest
 
 from bench.server import LocalServer
 from jupyter_hashline import __version__
@@ -20,6 +21,7 @@ REPO = Path(__file__).resolve().parents[2]
 JUPYTER = Path(sys.executable).with_name("jupyter")
 
 
+@pytest.mark.slow
 def test_extension_is_listed_enabled_and_ok(tmp_path: Path) -> None:
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp_path / "config"))
     done = subprocess.run(
@@ -44,6 +46,7 @@ def test_the_config_file_enables_the_extension() -> None:
     assert config == {"ServerApp": {"jpserver_extensions": {"jupyter_hashline": True}}}
 
 
+@pytest.mark.slow
 def test_tags_survive_a_server_restart(tmp_path: Path) -> None:
     root, home = tmp_path / "root", tmp_path / "home"
     root.mkdir()

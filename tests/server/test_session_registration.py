@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
-from hashline_api import Api
+from testkit.rest import Api
 
 from jupyter_hashline.agent.registration import (
     ServerInfo,

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import RecordingComm
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.testing import globalipapp
+from testkit.comms import RecordingComm
 from widget_sessions import EchoClient, edit_script, make_notebook, run, scripted_session
 
 from jupyter_hashline.agent import Session

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import RecordingComm
+from testkit.comms import RecordingComm
 from widget_sessions import EchoClient, edit_script, make_notebook, run, scripted_session
 
 from jupyter_hashline.agent import ProviderSimulator, Session

@@ -11,6 +11,7 @@ from pathlib import Path
 from types import ModuleType
 
 import nbformat
+import pytest
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "screenshot_panel.py"
 
@@ -52,6 +53,7 @@ def test_the_demo_notebook_shows_the_panel_and_is_stored_without_outputs() -> No
     assert "widgets" not in nb.metadata
 
 
+@pytest.mark.slow
 def test_the_demo_runs_headless_and_stores_the_panel_state(tmp_path: Path) -> None:
     """nbclient in a real kernel: the saved widget state holds the panel's summary."""
     script = load_script()

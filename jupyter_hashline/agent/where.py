@@ -1,0 +1,82 @@
+"""Where a `Session`'s tools run: through the Jupyter server of its kernel, or on a directory.
+
+Invariants:
+- `Via.AUTO` uses the parent Jupyter server (found as the session registration finds it) when
+  the session's folder lies under that server's root, else the directory. It never guesses a
+  server that is not this process's parent.
+- `Via.SERVER` without a parent server, without a folder, or for a folder outside the
+  server's root raises `SessionPlacementError` saying why and what to pass instead.
+- On a server, the agent's paths stay relative to the session's folder (`RestWorkspace`'s
+  `base_path`), exactly as on the directory.
+"""
+
+from __future__ import annotations
+
+import os
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from ..hashline.disk import DiskFilesystem
+from ..hashline.memory_store import InMemorySnapshotStore
+from ..hashline.store import SnapshotStore
+from ..notebook import NotebookFilesystem
+from ..tools import RestWorkspace, ToolWorkspace, Workspace
+from .registration import ServerInfo, find_parent_server
+
+__all__ = ["SessionPlacementError", "Via", "session_workspace"]
+
+
+class Via(str, Enum):
+    """How a session reaches its notebooks."""
+
+    AUTO = "auto"
+    SERVER = "server"
+    DIRECTORY = "directory"
+
+
+class SessionPlacementError(ValueError):
+    """`via="server"` asked for, but there is no server this session can edit through."""
+
+
+def session_workspace(
+    root_or_fs: str | Path | Any,
+    via: Via,
+    *,
+    store: SnapshotStore | None = None,
+    seen_lines: str = "reject",
+    server: ServerInfo | None = None,
+) -> tuple[ToolWorkspace, Via]:
+    """The workspace a session uses, and whether it is the server's or the directory's."""
+    folder = Path(root_or_fs) if isinstance(root_or_fs, (str, Path)) else None
+    if via is not Via.DIRECTORY:
+        parent = server if server is not None else find_parent_server()
+        base = _api_folder(folder, parent, via)
+        if parent is not None and base is not None:
+            return RestWorkspace(parent.url, parent.token or None, base_path=base), Via.SERVER
+    inner = DiskFilesystem(folder) if folder is not None else root_or_fs
+    fs = NotebookFilesystem(inner)
+    workspace = Workspace(fs, store or InMemorySnapshotStore(), seen_lines=seen_lines)
+    return workspace, Via.DIRECTORY
+
+
+def _api_folder(folder: Path | None, server: ServerInfo | None, via: Via) -> str | None:
+    """The session folder as an API path under the server root (None: not reachable)."""
+    problem = None
+    if server is None:
+        problem = "no Jupyter server started this kernel"
+    elif folder is None:
+        problem = "the session was given a filesystem object, not a folder"
+    elif server.root_dir is None:
+        problem = "the server did not say its root directory"
+    else:
+        relative = os.path.relpath(os.path.realpath(folder), os.path.realpath(server.root_dir))
+        if relative != os.pardir and not relative.startswith(os.pardir + os.sep):
+            return "" if relative == os.curdir else relative.replace(os.sep, "/")
+        problem = f"{folder} is outside the server's root {server.root_dir}"
+    if via is Via.SERVER:
+        raise SessionPlacementError(
+            f'Session(via="server") cannot edit through a Jupyter server: {problem}. Run the '
+            'session in a notebook kernel of that server, or pass via="directory" (or "auto").'
+        )
+    return None

@@ -1,0 +1,51 @@
+"""Running notebook cells for agents, stale-safe: what may run, how it runs, what it printed.
+
+- `plan_run` is the gate: a cell runs only if its source is exactly what the agent saw at its
+  tag (`touched_cells` gives the default cells: those of the agent's last edit).
+- A `CellRunner` runs the cleared cells and writes their outputs back: the directory one is
+  `jupyter_hashline.kernels.pool.DirectoryKernelPool` (imported from there: it loads
+  jupyter_client), the server one lives under `jupyter_hashline.server`.
+- `KernelRun` / `CellRun` hold the results; their `to_text` is what an agent reads.
+
+Importing this package loads neither jupyter_client nor tornado nor jupyter_server.
+"""
+
+from __future__ import annotations
+
+from .collect import OutputCollector, OutputEvent
+from .errors import (
+    KernelDiedError,
+    KernelError,
+    KernelUnavailableError,
+    NotRunnableError,
+    StaleCellsError,
+    UnseenCellsError,
+)
+from .execute import OutputListener
+from .results import CellRun, KernelRun, RunStatus
+from .runner import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S, CellRunner, WriteLock, checked_timeout
+from .selection import CellToRun, RunPlan, plan_run, touched_cells
+
+__all__ = [
+    "DEFAULT_TIMEOUT_S",
+    "MAX_TIMEOUT_S",
+    "CellRun",
+    "CellRunner",
+    "CellToRun",
+    "KernelDiedError",
+    "KernelError",
+    "KernelRun",
+    "KernelUnavailableError",
+    "NotRunnableError",
+    "OutputCollector",
+    "OutputEvent",
+    "OutputListener",
+    "RunPlan",
+    "RunStatus",
+    "StaleCellsError",
+    "UnseenCellsError",
+    "WriteLock",
+    "checked_timeout",
+    "plan_run",
+    "touched_cells",
+]

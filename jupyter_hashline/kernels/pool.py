@@ -1,0 +1,241 @@
+"""`DirectoryKernelPool`: kernels of its own for the notebooks of a directory.
+
+For the CLI, the MCP server over `--root` and a `Session` without a Jupyter server: one
+kernel per notebook, started with jupyter_client on the first run of that notebook, kept for
+the pool's life (variables persist between runs, as in JupyterLab), shut down by `close()`.
+
+Invariants:
+- The kernel is the notebook's kernelspec (`metadata.kernelspec.name`); a notebook without
+  one, or a Python notebook whose kernelspec is not installed here, gets `python3`. Any other
+  missing kernelspec is a clear error naming the installed ones. The kernel's working
+  directory is the notebook's folder.
+- On POSIX the kernel listens on Unix sockets in a private (0700) folder, not on TCP ports.
+  Its stdout/stderr go to a log file there; a kernel that fails to start is reported with
+  the log's last lines.
+- Runs of one notebook are serialized (one kernel runs one cell at a time); runs of
+  different notebooks proceed in parallel.
+- A kernel found dead before a run: the run is refused (`KernelDiedError`) and the kernel is
+  discarded; the next run starts a fresh one and says so. A kernel that dies during a cell,
+  or does not stop after an interrupt, is discarded the same way, and the cell says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from jupyter_client import AsyncKernelManager
+from jupyter_client.kernelspec import KernelSpecManager
+
+from ..notebook import NotebookFilesystem
+from .clients import own_client
+from .errors import KernelDiedError, KernelUnavailableError
+from .execute import KernelOutcome, OutputListener, execute_cells
+from .kernelspec import DEFAULT_KERNEL, choose_kernel, notebook_metadata
+from .results import CellRun, KernelRun
+from .runner import DEFAULT_TIMEOUT_S, WriteLock, checked_timeout, write_back
+from .selection import CellToRun
+
+STARTUP_TIMEOUT_S = 60.0
+SHUTDOWN_TIMEOUT_S = 10.0
+_LOG_TAIL_CHARS = 2000
+_LOST = {
+    KernelOutcome.DIED: "died",
+    KernelOutcome.STUCK: "did not stop after an interrupt",
+}
+_RESTART_NOTES = {
+    KernelOutcome.DIED: "it is started again at the next run",
+    KernelOutcome.STUCK: "the kernel is shut down and started again at the next run",
+}
+
+
+@dataclass(eq=False)
+class _Kernel:
+    """One notebook's kernel: manager, client, kernelspec name, and its run lock."""
+
+    manager: Any
+    client: Any
+    name: str
+    log: IO[bytes]
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    async def interrupt(self) -> None:
+        await self.manager.interrupt_kernel()
+
+    async def alive(self) -> bool:
+        return bool(await self.manager.is_alive())
+
+
+class DirectoryKernelPool:
+    """One kernel per notebook under `fs`'s root (see the module docstring)."""
+
+    def __init__(
+        self,
+        fs: NotebookFilesystem,
+        root: str | os.PathLike[str],
+        *,
+        default_kernel: str = DEFAULT_KERNEL,
+        startup_timeout_s: float = STARTUP_TIMEOUT_S,
+        kernel_spec_manager: KernelSpecManager | None = None,
+    ) -> None:
+        self.fs = fs
+        self.root = Path(root)
+        self.default_kernel = default_kernel
+        self.startup_timeout_s = startup_timeout_s
+        self._specs = kernel_spec_manager or KernelSpecManager()
+        self._kernels: dict[str, _Kernel] = {}
+        self._starting: dict[str, asyncio.Lock] = {}
+        self._lost: dict[str, str] = {}
+        self._sockets: str | None = None
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"DirectoryKernelPool({str(self.root)!r}, kernels={len(self._kernels)})"
+
+    async def __aenter__(self) -> DirectoryKernelPool:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def running(self) -> dict[str, str]:
+        """Notebook key -> kernelspec name of every kernel the pool holds now."""
+        return {key: kernel.name for key, kernel in self._kernels.items()}
+
+    # -- the CellRunner protocol ---------------------------------------------------------------
+
+    async def run(
+        self,
+        path: str,
+        cells: Sequence[CellToRun],
+        *,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        on_output: OutputListener | None = None,
+        write_lock: WriteLock | None = None,
+    ) -> KernelRun:
+        """Run `cells` in the notebook's kernel (started if needed); write their outputs."""
+        timeout_s = checked_timeout(timeout_s)
+        if self._closed:
+            raise KernelUnavailableError("This kernel pool was closed; nothing ran.")
+        key = await self.fs.canonical_path(path)
+        kernel, notes = await self._kernel_for(key, path)
+        async with kernel.lock:
+            if not await kernel.alive():
+                await self._discard(key, "died")
+                raise KernelDiedError(
+                    f"The kernel of {path} ({kernel.name}) died since its last run, so nothing "
+                    "ran. A new kernel starts at your next run, with none of the variables "
+                    "defined so far: run the cells that define them first."
+                )
+            done = await execute_cells(kernel, cells, timeout_s=timeout_s, on_output=on_output)
+        runs = done.runs
+        if done.kernel is not KernelOutcome.USABLE:
+            await self._discard(key, _LOST[done.kernel])
+            runs = _with_restart_note(runs, _RESTART_NOTES[done.kernel])
+        run = KernelRun(path=path, kernel=kernel.name, cells=runs, notes=notes)
+        landed, warnings = await write_back(self.fs, path, run.executed, write_lock)
+        return dataclasses.replace(run, landed_text=landed, write_warnings=warnings)
+
+    async def close(self) -> None:
+        """Shut every kernel down and remove the socket folder."""
+        self._closed = True
+        kernels, self._kernels = list(self._kernels.values()), {}
+        await asyncio.gather(*(_shutdown(k) for k in kernels))
+        if self._sockets is not None:
+            shutil.rmtree(self._sockets, ignore_errors=True)
+            self._sockets = None
+
+    # -- kernels -------------------------------------------------------------------------------
+
+    async def _kernel_for(self, key: str, path: str) -> tuple[_Kernel, tuple[str, ...]]:
+        starting = self._starting.setdefault(key, asyncio.Lock())
+        async with starting:
+            kernel = self._kernels.get(key)
+            if kernel is not None:
+                return kernel, ()
+            name = await self._kernel_name(path)
+            kernel = await self._start(name, self.root / key, path)
+            self._kernels[key] = kernel
+        lost = self._lost.pop(key, None)
+        if lost is not None:
+            return kernel, (
+                f"started a new {name} kernel for {path} because the previous one {lost}; "
+                "variables defined before are gone",
+            )
+        return kernel, (f"started a {name} kernel for {path}",)
+
+    async def _kernel_name(self, path: str) -> str:
+        metadata = notebook_metadata(await self.fs.inner.read_text(path))
+        installed = self._specs.find_kernel_specs()
+        return choose_kernel(path, metadata, installed, self.default_kernel)
+
+    async def _start(self, name: str, notebook: Path, path: str) -> _Kernel:
+        sockets = self._socket_folder()
+        log = tempfile.NamedTemporaryFile(  # noqa: SIM115 (closed with the kernel)
+            prefix=f"{name}-", suffix=".log", dir=sockets, delete=False
+        )
+        options: dict[str, Any] = {"kernel_name": name, "kernel_spec_manager": self._specs}
+        if os.name == "posix":
+            options.update(transport="ipc", ip=os.path.join(sockets, Path(log.name).stem))
+        manager = AsyncKernelManager(**options)
+        try:
+            await manager.start_kernel(
+                cwd=str(notebook.parent), stdout=log, stderr=subprocess.STDOUT
+            )
+            client = own_client(manager)
+            await client.wait_for_ready(timeout=self.startup_timeout_s)
+        except Exception as err:
+            await _shutdown(_Kernel(manager, None, name, log))
+            raise KernelUnavailableError(
+                f"The {name} kernel for {path} did not start ({err}). Nothing ran."
+                + _log_tail(log.name)
+            ) from err
+        return _Kernel(manager, client, name, log)
+
+    def _socket_folder(self) -> str:
+        if self._sockets is None:
+            self._sockets = tempfile.mkdtemp(prefix="hashline-kernels-")
+            os.chmod(self._sockets, 0o700)
+        return self._sockets
+
+    async def _discard(self, key: str, why: str) -> None:
+        kernel = self._kernels.pop(key, None)
+        if kernel is not None:
+            self._lost[key] = why
+            await _shutdown(kernel)
+
+
+def _with_restart_note(runs: tuple[CellRun, ...], suffix: str) -> tuple[CellRun, ...]:
+    return tuple(
+        dataclasses.replace(r, note=f"{r.note}; {suffix}") if r.status.ran and r.note else r
+        for r in runs
+    )
+
+
+async def _shutdown(kernel: _Kernel) -> None:
+    """Stop the channels and the kernel process; never raises."""
+    if kernel.client is not None:
+        kernel.client.stop_channels()
+    with contextlib.suppress(Exception):
+        try:
+            await asyncio.wait_for(kernel.manager.shutdown_kernel(), SHUTDOWN_TIMEOUT_S)
+        except Exception:
+            await kernel.manager.shutdown_kernel(now=True)
+    kernel.log.close()
+
+
+def _log_tail(log_path: str) -> str:
+    try:
+        text = Path(log_path).read_text("utf-8", errors="replace").strip()
+    except OSError:
+        return ""
+    return f" The kernel's log ends with:\n{text[-_LOG_TAIL_CHARS:]}" if text else ""

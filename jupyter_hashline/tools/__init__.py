@@ -1,0 +1,72 @@
+"""The application layer: what a tool call is, for every surface.
+
+REST handlers, the MCP stdio server, the jupyter-server-mcp registration, the CLI and agent
+`Session`s only translate to this package: raw arguments go through `run_tool` (one
+validator, one catalog) to a workspace, which returns a `ToolOutcome`. `Workspace` runs the
+tools in this process (locks, activity, per-agent seen lines and no-op streaks);
+`RestWorkspace` runs them on a Jupyter server through its REST API; `open_directory` is the
+workspace of a directory on this machine.
+
+This package imports no Jupyter server, tornado, ipywidgets or kernel client (a test checks).
+"""
+
+from __future__ import annotations
+
+from .activity import ActivityLog, ActivityRecord
+from .calls import ToolOutcome, ToolWorkspace, run_tool
+from .catalog import (
+    CATALOG,
+    DEFAULT_OUTPUT_CHARS,
+    EDIT_LANGUAGE,
+    TOOL_NAMES,
+    TOOL_SPECS,
+    ToolSpec,
+    mcp_definitions,
+    rest_request_definitions,
+    spec_for,
+)
+from .directory import (
+    DirectoryWorkspace,
+    default_store_path,
+    open_directory,
+    resolve_store_path,
+)
+from .errors import BadArgumentsError, ChangedDuringWriteError, UnknownToolError
+from .requests import EditRequest, OutputsRequest, ReadRequest, ToolRequest, WriteRequest
+from .rest_client import AGENT_HEADER, RestWorkspace
+from .validate import Source, tool_request
+from .workspace import Workspace
+
+__all__ = [
+    "AGENT_HEADER",
+    "CATALOG",
+    "DEFAULT_OUTPUT_CHARS",
+    "EDIT_LANGUAGE",
+    "TOOL_NAMES",
+    "TOOL_SPECS",
+    "ActivityLog",
+    "ActivityRecord",
+    "BadArgumentsError",
+    "ChangedDuringWriteError",
+    "DirectoryWorkspace",
+    "EditRequest",
+    "OutputsRequest",
+    "ReadRequest",
+    "RestWorkspace",
+    "Source",
+    "ToolOutcome",
+    "ToolRequest",
+    "ToolSpec",
+    "ToolWorkspace",
+    "UnknownToolError",
+    "Workspace",
+    "WriteRequest",
+    "default_store_path",
+    "mcp_definitions",
+    "open_directory",
+    "resolve_store_path",
+    "rest_request_definitions",
+    "run_tool",
+    "spec_for",
+    "tool_request",
+]

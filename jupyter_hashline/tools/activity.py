@@ -1,0 +1,290 @@
+"""The bounded log of recent edits, for people watching agents work (server activity feed,
+agent session panels and the sidebar all show these records).
+
+`who` is the agent that made the edit (the name the surface gave the agent: a REST header or
+user, an MCP connection, the CLI's `--agent`, a session id).
+
+Invariants:
+- Records are immutable values; `recent()` lists them newest first; at most `limit` are kept
+  (the oldest go first). Ids of the records a log makes increase by one and are never reused;
+  `adopt` keeps a record another log made (a session keeps its own edits that way).
+- Only edits that changed a file are recorded (no-ops are not activity).
+- A record's diff is a unified diff of the text as the agent saw it (for notebooks, the
+  projection), clipped to `max_diff_chars` with a marker saying how much was left out.
+- `cells` names the notebook cells whose lines (marker or source) the edit touched, in order
+  of their first appearance; empty for plain text files.
+- Listeners (`subscribe`) hear every new record once, after it is stored and outside the
+  log's lock, on the thread that recorded it (the server emits its events from there).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ..hashline.results import PatchResult
+from ..hashline.text import section_tag
+
+_CELL_MARKER = re.compile(r"^# %% \[[^\]]*\](?:.* )?id=(\S+)")
+
+
+@dataclass(frozen=True, slots=True)
+class ActivityRecord:
+    """One applied edit of one file."""
+
+    id: int
+    path: str
+    op: str
+    at_ms: int
+    who: str
+    source: str  # the route that made it: "patch" or "write"
+    header_before: str
+    header_after: str
+    diff: str
+    warnings: tuple[str, ...]
+    cells: tuple[str, ...]
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ActivityRecord:
+        """The record `to_json` described (e.g. from a REST reply)."""
+        return cls(
+            id=int(data["id"]),
+            path=str(data["path"]),
+            op=str(data["op"]),
+            at_ms=int(data["at_ms"]),
+            who=str(data["who"]),
+            source=str(data["source"]),
+            header_before=str(data["header_before"]),
+            header_after=str(data["header_after"]),
+            diff=str(data["diff"]),
+            warnings=tuple(str(w) for w in data["warnings"]),
+            cells=tuple(str(c) for c in data["cells"]),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "path": self.path,
+            "op": self.op,
+            "at_ms": self.at_ms,
+            "who": self.who,
+            "source": self.source,
+            "header_before": self.header_before,
+            "header_after": self.header_after,
+            "diff": self.diff,
+            "warnings": list(self.warnings),
+            "cells": list(self.cells),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class _Changed:
+    """The lines that differ, after cutting the common head and tail: old[start:old_end] became
+    new[start:new_end]. Diffing only this middle keeps an edit of a huge file cheap."""
+
+    old: list[str]
+    new: list[str]
+    start: int
+    old_end: int
+    new_end: int
+
+    def opcodes(self) -> list[tuple[str, int, int, int, int]]:
+        """difflib opcodes over the whole texts (equal runs at the ends included)."""
+        matcher = difflib.SequenceMatcher(
+            a=self.old[self.start : self.old_end],
+            b=self.new[self.start : self.new_end],
+            autojunk=False,
+        )
+        s = self.start
+        codes = [
+            (op, i1 + s, i2 + s, j1 + s, j2 + s) for op, i1, i2, j1, j2 in matcher.get_opcodes()
+        ]
+        head = [("equal", 0, s, 0, s)] if s else []
+        tail_len = len(self.old) - self.old_end
+        tail = [("equal", self.old_end, len(self.old), self.new_end, len(self.new))]
+        return head + codes + (tail if tail_len else [])
+
+
+def changed_region(before: str, after: str) -> _Changed:
+    old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    start, limit = 0, min(len(old), len(new))
+    while start < limit and old[start] == new[start]:
+        start += 1
+    old_end, new_end = len(old), len(new)
+    while old_end > start and new_end > start and old[old_end - 1] == new[new_end - 1]:
+        old_end, new_end = old_end - 1, new_end - 1
+    return _Changed(old, new, start, old_end, new_end)
+
+
+def _span(first: int, last: int) -> str:
+    """A unified-diff range: 1-based start and length (start is the line before if empty)."""
+    length = last - first
+    return f"{first + 1 if length else first},{length}"
+
+
+def unified_diff(path: str, before: str, after: str, max_chars: int, context: int = 2) -> str:
+    """A unified diff `before` -> `after` (hunks with `context` lines), clipped to `max_chars`."""
+    changed = changed_region(before, after)
+    out = [f"--- a/{path}\n", f"+++ b/{path}\n"]
+    codes = _grouped(changed.opcodes(), context)
+    for group in codes:
+        i1, j1, i2, j2 = group[0][1], group[0][3], group[-1][2], group[-1][4]
+        out.append(f"@@ -{_span(i1, i2)} +{_span(j1, j2)} @@\n")
+        for op, a1, a2, b1, b2 in group:
+            if op == "equal":
+                out.extend(" " + line for line in changed.old[a1:a2])
+                continue
+            out.extend("-" + line for line in changed.old[a1:a2])
+            out.extend("+" + line for line in changed.new[b1:b2])
+    if not codes:
+        return ""
+    text = "".join(row if row.endswith("\n") else row + "\n" for row in out)
+    if len(text) <= max_chars:
+        return text
+    return text[:max_chars] + f"\n... diff clipped: {len(text) - max_chars} more characters\n"
+
+
+Opcode = tuple[str, int, int, int, int]
+
+
+def _grouped(codes: list[Opcode], context: int) -> list[list[Opcode]]:
+    """difflib's hunk grouping: changes with up to `context` equal lines around each."""
+    return [list(group) for group in _KnownOpcodes(codes).get_grouped_opcodes(context)]
+
+
+class _KnownOpcodes(difflib.SequenceMatcher):
+    """A matcher whose opcodes are already known (computed on the changed middle only)."""
+
+    def __init__(self, codes: list[Opcode]) -> None:
+        super().__init__()
+        self._codes = codes
+
+    def get_opcodes(self) -> Any:
+        return self._codes
+
+
+def _marker_above(lines: list[str], index: int) -> str | None:
+    """The id of the cell marker at or above `lines[index]` (None above the first marker)."""
+    for row in reversed(lines[: index + 1]):
+        match = _CELL_MARKER.match(row)
+        if match:
+            return match.group(1)
+    return None
+
+
+def _owners(lines: list[str], first: int, last: int) -> list[str | None]:
+    """For lines[first:last], the id of the cell each belongs to."""
+    current = _marker_above(lines, first - 1) if first else None
+    owner: list[str | None] = []
+    for row in lines[first:last]:
+        match = _CELL_MARKER.match(row)
+        if match:
+            current = match.group(1)
+        owner.append(current)
+    return owner
+
+
+def touched_cells(before: str, after: str) -> tuple[str, ...]:
+    """Ids of the cells (per projection marker lines) that an edit before -> after touched.
+
+    Only the changed middle of the texts is scanned, plus the way up to the marker above it.
+    """
+    changed = changed_region(before, after)
+    found: dict[str, None] = {}
+    for op, i1, i2, j1, j2 in changed.opcodes():
+        if op == "equal":
+            continue
+        for cell in [*_owners(changed.old, i1, i2), *_owners(changed.new, j1, j2)]:
+            if cell is not None:
+                found.setdefault(cell, None)
+    return tuple(found)
+
+
+class ActivityLog:
+    """Recent edits, bounded, safe to share between tasks and threads."""
+
+    def __init__(
+        self,
+        limit: int = 200,
+        *,
+        max_diff_chars: int = 20_000,
+        clock_ms: Callable[[], int] | None = None,
+    ) -> None:
+        self._records: deque[ActivityRecord] = deque(maxlen=limit)
+        self._max_diff_chars = max_diff_chars
+        self._clock_ms = clock_ms or (lambda: int(time.time() * 1000))
+        self._next_id = 1
+        self._lock = threading.Lock()
+        self._listeners: list[Callable[[ActivityRecord], None]] = []
+
+    def subscribe(self, listener: Callable[[ActivityRecord], None]) -> Callable[[], None]:
+        """Call `listener(record)` for every new record; returns a function that unsubscribes."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def record(
+        self,
+        *,
+        path: str,
+        op: str,
+        who: str,
+        source: str,
+        before: str,
+        after: str,
+        warnings: Iterable[str] = (),
+    ) -> ActivityRecord:
+        """Add one applied edit and return its record."""
+        diff = unified_diff(path, before, after, self._max_diff_chars)
+        cells = touched_cells(before, after) if path.endswith(".ipynb") else ()
+        with self._lock:
+            entry = ActivityRecord(
+                id=self._next_id,
+                path=path,
+                op=op,
+                at_ms=self._clock_ms(),
+                who=who,
+                source=source,
+                header_before=f"[{path}#{section_tag(before)}]",
+                header_after=f"[{path}#{section_tag(after)}]",
+                diff=diff,
+                warnings=tuple(warnings),
+                cells=cells,
+            )
+            self._next_id += 1
+            self._records.append(entry)
+        for listener in list(self._listeners):
+            listener(entry)
+        return entry
+
+    def adopt(self, record: ActivityRecord) -> None:
+        """Keep `record`, made by another log (e.g. a server's), as it is."""
+        with self._lock:
+            self._records.append(record)
+
+    def record_result(self, result: PatchResult, *, who: str, source: str) -> list[ActivityRecord]:
+        """Record every section of a patch result that landed and changed its file."""
+        return [
+            self.record(
+                path=section.path,
+                op=str(section.op.value),
+                who=who,
+                source=source,
+                before=section.before,
+                after=section.after,
+                warnings=section.warnings,
+            )
+            for section in result.sections
+            if section.written and section.before != section.after
+        ]
+
+    def recent(self, limit: int | None = None) -> list[ActivityRecord]:
+        """Records newest first, at most `limit` of them."""
+        with self._lock:
+            newest_first = list(reversed(self._records))
+        return newest_first if limit is None else newest_first[:limit]

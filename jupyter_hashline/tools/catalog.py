@@ -1,0 +1,434 @@
+"""The tool catalog: the one source of every tool's name, title, description, arguments,
+annotations and REST route.
+
+Everything an agent or a client sees about the tools is derived from `CATALOG`:
+`TOOL_SPECS` (the provider shape a `Session` pins in its frozen prompt prefix), the MCP tool
+definitions (`mcp_definitions`), the REST request schemas (`rest_request_schema`) and the
+validator's rules (validate.py). Adding a tool is one `ToolSpec` here, one request type and
+one `Workspace` method.
+
+Invariants:
+- Constant data: the same tools in the same order with the same bytes on every call, so a
+  frozen prefix built from `TOOL_SPECS` never drifts.
+- Every property of every schema has a description; no schema uses a `type` array (unions are
+  `anyOf`), and no input schema has a top-level combinator (providers refuse those).
+- Each description alone says what the tool does and what its arguments are: some hosts drop
+  property descriptions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from ..hashline.edits import EditOp
+from .requests import EditRequest, OutputsRequest, ReadRequest, WriteRequest
+
+__all__ = [
+    "CATALOG",
+    "DEFAULT_OUTPUT_CHARS",
+    "EDIT_LANGUAGE",
+    "TOOL_NAMES",
+    "TOOL_SPECS",
+    "Annotations",
+    "Field",
+    "FieldKind",
+    "RestRoute",
+    "ToolSpec",
+    "mcp_definitions",
+    "rest_request_definitions",
+    "spec_for",
+]
+
+DEFAULT_OUTPUT_CHARS = 4000
+
+
+class FieldKind(Enum):
+    """The closed set of argument types, each with its JSON Schema and its REST query form."""
+
+    PATH = "path"  # a non-empty string
+    TEXT = "text"  # any string (may be empty)
+    NAME = "name"  # a non-empty string that names something (a cell id)
+    TAG = "tag"  # the 4 hex digits of a read header
+    POSITIVE_INT = "positive_int"  # a whole number >= 1
+    POSITIVE_NUMBER = "positive_number"  # a number > 0
+    NAMES = "names"  # a list of non-empty strings (REST: comma-separated)
+    JSON_EDITS = "json_edits"  # the JSON edit form
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """One argument of a tool."""
+
+    name: str
+    kind: FieldKind
+    description: str
+    required: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Annotations:
+    """MCP tool annotations (hints to hosts, e.g. to auto-approve reads)."""
+
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+    open_world: bool = False
+
+    def to_mcp(self, title: str) -> dict[str, Any]:
+        hints: dict[str, Any] = {"title": title, "readOnlyHint": self.read_only}
+        if not self.read_only:  # destructiveHint only means something for writing tools
+            hints["destructiveHint"] = self.destructive
+        hints["idempotentHint"] = self.idempotent
+        hints["openWorldHint"] = self.open_world
+        return hints
+
+
+@dataclass(frozen=True, slots=True)
+class RestRoute:
+    """Where a tool lives in the REST API under `{base_url}hashline/`."""
+
+    route: str
+    http_method: str  # "GET" (arguments in the query) or "POST" (a JSON body)
+    request_def: str  # the REST schema definition of the query or body
+    response_def: str  # the REST schema definition of the success reply
+    text_key: str  # the reply field holding the agent's text
+    summary: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """One tool: what it is called and does, its arguments, its request type and routes."""
+
+    name: str
+    title: str
+    description: str
+    fields: tuple[Field, ...]
+    request: type
+    method: str  # the Workspace method that runs it
+    annotations: Annotations
+    rest: RestRoute
+    exactly_one_of: tuple[str, ...] = ()
+
+    def field(self, name: str) -> Field | None:
+        return next((f for f in self.fields if f.name == name), None)
+
+    def input_schema(self) -> dict[str, Any]:
+        """The JSON Schema of the tool's arguments (providers and MCP)."""
+        schema: dict[str, Any] = {
+            "type": "object",
+            "properties": {f.name: field_schema(f) for f in self.fields},
+        }
+        required = [f.name for f in self.fields if f.required]
+        if required:
+            schema["required"] = required
+        schema["additionalProperties"] = False
+        return schema
+
+    def prompt_spec(self) -> dict[str, Any]:
+        """The provider shape `{name, description, input_schema}` (a frozen prefix's tools)."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": self.input_schema(),
+        }
+
+    def mcp_definition(self) -> dict[str, Any]:
+        """The MCP `tools/list` entry, in the protocol's own (camelCase) wire form."""
+        return {
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "inputSchema": self.input_schema(),
+            "annotations": self.annotations.to_mcp(self.title),
+        }
+
+
+# -- schemas of the argument kinds ---------------------------------------------------------------
+
+_LINE = {"type": "integer", "minimum": 1}
+
+
+def _edit_item_schema() -> dict[str, Any]:
+    ops = [op.value for op in EditOp]
+    return {
+        "type": "object",
+        "description": "One edit. Line numbers refer to the text as read under the header.",
+        "properties": {
+            "op": {
+                "type": "string",
+                "enum": ops,
+                "description": "replace and delete take start (and end); insert_before and "
+                "insert_after take line; insert_head and insert_tail take neither.",
+            },
+            "start": {**_LINE, "description": "First line replaced or deleted."},
+            "end": {**_LINE, "description": "Last line replaced or deleted (default: start)."},
+            "line": {**_LINE, "description": "The line to insert before or after."},
+            "lines": {
+                "type": "array",
+                "items": {"type": "string", "description": "One line, without a line break."},
+                "description": "The new lines (replace and inserts), one string per line.",
+            },
+        },
+        "required": ["op"],
+        "additionalProperties": False,
+    }
+
+
+def _section_schema() -> dict[str, Any]:
+    return {
+        "type": "object",
+        "description": "The edits of one file.",
+        "properties": {
+            "path": {"type": "string", "description": "The path in your read header."},
+            "tag": {
+                "type": "string",
+                "pattern": "^#?[0-9A-Fa-f]{4}$",
+                "description": "The 4 hex digits after # in your read header.",
+            },
+            "edits": {
+                "type": "array",
+                "minItems": 1,
+                "items": _edit_item_schema(),
+                "description": "The edits, all against the text as read.",
+            },
+        },
+        "required": ["path", "tag", "edits"],
+        "additionalProperties": False,
+    }
+
+
+def _kind_schema(kind: FieldKind) -> dict[str, Any]:
+    if kind is FieldKind.PATH or kind is FieldKind.NAME:
+        return {"type": "string", "minLength": 1}
+    if kind is FieldKind.TEXT:
+        return {"type": "string"}
+    if kind is FieldKind.TAG:
+        return {"type": "string", "pattern": "^#?[0-9A-Fa-f]{4}$"}
+    if kind is FieldKind.POSITIVE_INT:
+        return {"type": "integer", "minimum": 1}
+    if kind is FieldKind.POSITIVE_NUMBER:
+        return {"type": "number", "exclusiveMinimum": 0}
+    if kind is FieldKind.NAMES:
+        item = {"type": "string", "minLength": 1, "description": "One id."}
+        return {"type": "array", "items": item}
+    section = _section_schema()
+    several = {
+        "type": "array",
+        "minItems": 1,
+        "items": section,
+        "description": "Several files: one section per file.",
+    }
+    return {"anyOf": [section, several]}
+
+
+def field_schema(field: Field) -> dict[str, Any]:
+    """The JSON Schema of one argument, its description included."""
+    return {**_kind_schema(field.kind), "description": field.description}
+
+
+# -- the tools -----------------------------------------------------------------------------------
+
+EDIT_LANGUAGE = """\
+Edit with the header of your last read and its line numbers, e.g.
+[analysis.ipynb#9C2E]
+replace 5:
++df = pd.read_csv("sales.csv", parse_dates=["date"])
+insert after 5:
++df = df.dropna()
+delete 7..9
+Verbs: replace N: / replace N..M:, delete N / delete N..M, insert before N:, insert after N:,
+insert head:, insert tail:. Body rows start with + (a bare + is an empty line). Line numbers
+refer to the text you read and never shift while one edit applies. In a notebook each cell
+starts with a marker line `# %% [code] id=ID`: edit sources freely; add a marker without id for
+a new cell; delete or move markers to delete or move cells. If the file changed since your read,
+the edit is rebased when that is safe, else rejected with what to re-read."""
+
+_EDIT_ARGUMENTS = """
+Arguments: send exactly one of patch (the edit text above, one or more [path#TAG] sections) or
+edits (the JSON form: {"path": P, "tag": "9C2E", "edits": [{"op": "replace", "start": 5,
+"end": 5, "lines": ["..."]}, {"op": "delete", "start": 7, "end": 9}, {"op": "insert_after",
+"line": 5, "lines": ["..."]}, {"op": "insert_head", "lines": ["..."]}]}, or a list of such
+objects for several files; ops: replace, delete, insert_before, insert_after, insert_head,
+insert_tail)."""
+
+READ = ToolSpec(
+    name="notebook_read",
+    title="Read a notebook or file",
+    description=(
+        "Read a notebook (.ipynb, shown as cell-marked text) or a text file: a [path#TAG] "
+        "header, then numbered rows N:text. Output summaries appear as annotations after a "
+        "cell, never as numbered rows. Arguments: path (required); offset (the 1-based number "
+        "of the first line to show) and limit (how many lines) for a part; cells (a list of "
+        "cell ids) for some cells. The tag always covers the whole file; edit with the header "
+        "and line numbers of your latest read."
+    ),
+    fields=(
+        Field("path", FieldKind.PATH, "The file, relative to the root.", required=True),
+        Field("offset", FieldKind.POSITIVE_INT, "The 1-based number of the first line shown."),
+        Field("limit", FieldKind.POSITIVE_INT, "How many lines to show."),
+        Field("cells", FieldKind.NAMES, "Notebook cell ids: show only these cells' lines."),
+    ),
+    request=ReadRequest,
+    method="read",
+    annotations=Annotations(read_only=True, destructive=False, idempotent=True),
+    rest=RestRoute(
+        "read", "GET", "ReadQuery", "ReadResponse", "view", "Read a file or notebook as rows"
+    ),
+)
+
+EDIT = ToolSpec(
+    name="notebook_edit",
+    title="Edit a notebook or file",
+    description=EDIT_LANGUAGE + _EDIT_ARGUMENTS,
+    fields=(
+        Field("patch", FieldKind.TEXT, "The edit text: one or more [path#TAG] sections."),
+        Field(
+            "edits",
+            FieldKind.JSON_EDITS,
+            "The JSON form: {path, tag, edits: [...]} or a list of those (one per file).",
+        ),
+    ),
+    request=EditRequest,
+    method="edit",
+    annotations=Annotations(read_only=False, destructive=True, idempotent=False),
+    rest=RestRoute(
+        "patch", "POST", "PatchRequest", "PatchResponse", "text", "Apply an edit (text or JSON)"
+    ),
+    exactly_one_of=("patch", "edits"),
+)
+
+WRITE = ToolSpec(
+    name="notebook_write",
+    title="Create or replace a file",
+    description=(
+        "Create a file or replace all of it. Arguments: path (required) and content (required: "
+        "the whole text; for a notebook, cell-marked text with `# %% [code]` and "
+        "`# %% [markdown]` marker lines). Prefer notebook_edit for changes to an existing file."
+    ),
+    fields=(
+        Field("path", FieldKind.PATH, "The file to create or replace.", required=True),
+        Field(
+            "content",
+            FieldKind.TEXT,
+            "The whole new text (a notebook: cell-marked text).",
+            required=True,
+        ),
+    ),
+    request=WriteRequest,
+    method="write",
+    annotations=Annotations(read_only=False, destructive=True, idempotent=True),
+    rest=RestRoute(
+        "write", "POST", "WriteRequest", "WriteResponse", "text", "Create or overwrite a file"
+    ),
+)
+
+OUTPUTS = ToolSpec(
+    name="notebook_outputs",
+    title="Show a cell's outputs",
+    description=(
+        "Show the outputs of one notebook cell: text clipped to max_chars characters, images "
+        "and other binary data as sized placeholders, errors without colour codes. Arguments: "
+        "path (required), cell (required: the id in the cell's marker line "
+        f"`# %% [code] id=ID`), max_chars (optional, a whole number >= 1; default "
+        f"{DEFAULT_OUTPUT_CHARS})."
+    ),
+    fields=(
+        Field("path", FieldKind.PATH, "The notebook.", required=True),
+        Field("cell", FieldKind.NAME, "The cell id.", required=True),
+        Field(
+            "max_chars",
+            FieldKind.POSITIVE_INT,
+            f"Clip the text to this many characters (default {DEFAULT_OUTPUT_CHARS}).",
+        ),
+    ),
+    request=OutputsRequest,
+    method="outputs",
+    annotations=Annotations(read_only=True, destructive=False, idempotent=True),
+    rest=RestRoute(
+        "outputs",
+        "GET",
+        "OutputsQuery",
+        "OutputsResponse",
+        "text",
+        "The outputs of one notebook cell as text",
+    ),
+)
+
+CATALOG: tuple[ToolSpec, ...] = (READ, EDIT, WRITE, OUTPUTS)
+TOOL_NAMES: tuple[str, ...] = tuple(spec.name for spec in CATALOG)
+TOOL_SPECS: tuple[Mapping[str, Any], ...] = tuple(spec.prompt_spec() for spec in CATALOG)
+
+
+def spec_for(name: str) -> ToolSpec | None:
+    """The catalog entry named `name`, if any."""
+    return next((spec for spec in CATALOG if spec.name == name), None)
+
+
+def mcp_definitions(names: tuple[str, ...] = TOOL_NAMES) -> list[dict[str, Any]]:
+    """MCP tool definitions (wire form) of the named tools, in catalog order."""
+    return [spec.mcp_definition() for spec in CATALOG if spec.name in names]
+
+
+# -- the REST request schemas --------------------------------------------------------------------
+
+_WHOLE = "^[1-9][0-9]*$"
+_POSITIVE_DECIMAL = "^(0*[1-9][0-9]*(\\.[0-9]+)?|0*\\.[0-9]*[1-9][0-9]*)$"
+
+
+def _query_schema(field: Field) -> dict[str, Any]:
+    """One argument as a query-string value (always a string)."""
+    kind = field.kind
+    if kind is FieldKind.POSITIVE_INT:
+        schema: dict[str, Any] = {"type": "string", "pattern": _WHOLE}
+    elif kind is FieldKind.POSITIVE_NUMBER:
+        schema = {"type": "string", "pattern": _POSITIVE_DECIMAL}
+    elif kind is FieldKind.NAMES:
+        return {"type": "string", "description": field.description + " Comma-separated."}
+    elif kind is FieldKind.JSON_EDITS:
+        raise ValueError(f"{field.name}: the JSON edit form cannot travel in a query string")
+    else:
+        schema = _kind_schema(kind)
+    return {**schema, "description": field.description}
+
+
+def _query_usage(spec: ToolSpec) -> str:
+    required = "&".join(f"{f.name}={f.name.upper()}" for f in spec.fields if f.required)
+    optional = "".join(f"&{f.name}=..." for f in spec.fields if not f.required)
+    return f"GET {spec.rest.route}?{required}" + (f"[{optional}]" if optional else "")
+
+
+def rest_request_definition(spec: ToolSpec) -> dict[str, Any]:
+    """The REST schema of a tool's query (GET) or JSON body (POST)."""
+    if spec.rest.http_method == "GET":
+        schema: dict[str, Any] = {
+            "description": _query_usage(spec),
+            "type": "object",
+            "required": [f.name for f in spec.fields if f.required],
+            "properties": {f.name: _query_schema(f) for f in spec.fields},
+            "additionalProperties": False,
+        }
+        return schema
+    body = spec.input_schema()
+    schema = {"description": f"POST {spec.rest.route}: {spec.title.lower()}.", **body}
+    if spec.exactly_one_of:
+        schema["description"] += " Exactly one of " + " or ".join(spec.exactly_one_of) + "."
+        schema["oneOf"] = [
+            {
+                "required": [name],
+                "not": {
+                    "anyOf": [
+                        {"required": [other]} for other in spec.exactly_one_of if other != name
+                    ]
+                },
+            }
+            for name in spec.exactly_one_of
+        ]
+    return schema
+
+
+def rest_request_definitions() -> dict[str, dict[str, Any]]:
+    """Every tool's REST request schema, by definition name (as in the REST schema)."""
+    return {spec.rest.request_def: rest_request_definition(spec) for spec in CATALOG}

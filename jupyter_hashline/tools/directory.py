@@ -1,0 +1,88 @@
+"""The tools over one directory on this machine (the CLI's and the MCP server's default).
+
+`open_directory(root)` is a `Workspace` over `NotebookFilesystem(DiskFilesystem(root))`: every
+path is confined to the root. Snapshots go to a `SqliteSnapshotStore`, by default the very
+file a Jupyter server on the same root uses (`default_store_path`), so tags survive between
+processes (CLI invocations, MCP sessions) and a notebook read here can be edited through that
+server and the other way round.
+
+Invariants:
+- The default store path is a pure function of the root's real path, computed exactly as the
+  server extension computes its own default.
+- `aclose()` closes the store this module opened (and only that).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from ..hashline.disk import DiskFilesystem
+from ..hashline.patcher import SeenLinesPolicy
+from ..hashline.sqlite_store import SqliteSnapshotStore
+from ..notebook import NotebookFilesystem
+from .workspace import Workspace
+
+__all__ = [
+    "STORE_ENV",
+    "DirectoryWorkspace",
+    "default_store_path",
+    "open_directory",
+    "resolve_store_path",
+]
+
+STORE_ENV = "JUPYTER_HASHLINE_STORE"
+
+
+def default_store_path(root: str | os.PathLike[str]) -> Path:
+    """`<Jupyter data dir>/jupyter_hashline/snapshots-<root id>.sqlite3` (the server's default).
+
+    `root id` is the first 12 hex digits of the SHA-256 of the root's real path. The data dir
+    honours `JUPYTER_DATA_DIR`.
+    """
+    from jupyter_core.paths import jupyter_data_dir
+
+    root_id = hashlib.sha256(os.path.realpath(root).encode()).hexdigest()[:12]
+    return Path(jupyter_data_dir()) / "jupyter_hashline" / f"snapshots-{root_id}.sqlite3"
+
+
+def resolve_store_path(root: str | os.PathLike[str], store: str | None) -> str:
+    """The store file to use: `store` if given, else `$JUPYTER_HASHLINE_STORE`, else the
+    default for `root`. `:memory:` keeps snapshots for this process only."""
+    chosen = store or os.environ.get(STORE_ENV) or ""
+    if chosen:
+        return chosen
+    return str(default_store_path(root))
+
+
+class DirectoryWorkspace(Workspace):
+    """A `Workspace` that owns its SQLite store (closed by `aclose`)."""
+
+    store: SqliteSnapshotStore
+    root: Path
+
+    async def aclose(self) -> None:
+        self.store.close()
+
+
+def open_directory(
+    root: str | os.PathLike[str],
+    store_path: str | None = None,
+    *,
+    seen_lines: SeenLinesPolicy | str = SeenLinesPolicy.REJECT,
+) -> DirectoryWorkspace:
+    """The tools over the files under `root` (see the module docstring)."""
+    folder = Path(root).resolve()
+    chosen = resolve_store_path(folder, store_path)
+    if chosen != ":memory:":
+        Path(chosen).parent.mkdir(parents=True, exist_ok=True)
+    store = SqliteSnapshotStore(chosen)
+    workspace = DirectoryWorkspace(
+        NotebookFilesystem(DiskFilesystem(folder)),
+        store,
+        seen_lines=seen_lines,
+        describe=f"directory {folder} (snapshots in {chosen})",
+    )
+    workspace.root = folder
+    return workspace

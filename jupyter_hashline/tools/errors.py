@@ -1,0 +1,32 @@
+"""The application layer's errors, in the engine's one error tree.
+
+Invariants:
+- Every error here is a `HashlineError`: it carries the text an agent reads, a stable `kind`
+  and an HTTP status hint, so each surface maps it exactly like an engine error.
+- `BadArgumentsError` names the tool, the field and what was expected; it never carries a
+  Python error's own wording.
+"""
+
+from __future__ import annotations
+
+from ..hashline.errors import HashlineError, StaleTagError
+
+__all__ = ["BadArgumentsError", "ChangedDuringWriteError", "UnknownToolError"]
+
+
+class BadArgumentsError(HashlineError):
+    """Tool arguments that do not fit the tool's schema (missing, unknown or mistyped)."""
+
+    kind = "bad_arguments"
+
+
+class UnknownToolError(HashlineError):
+    """A tool name that is not in the catalog (or not exposed on this surface)."""
+
+    status = 404
+    kind = "unknown_tool"
+
+
+class ChangedDuringWriteError(StaleTagError):
+    """The storage changed while an edit was being written (e.g. a person typed in a live
+    notebook), so nothing was written; the edit may be retried as a stale edit."""

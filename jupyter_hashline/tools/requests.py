@@ -1,0 +1,90 @@
+"""Typed tool requests: what one tool call asks for, after validation, on every surface.
+
+Invariants:
+- Requests are frozen values built only by `validate.tool_request` (or by keyword in code that
+  already holds typed values); every field is already of its declared type and in range.
+- Every request carries `agent`: the identity whose seen lines and no-op streak the call uses
+  and whose name the activity feed shows.
+- A field's name is the tool argument's name (the catalog's), so a request serializes back to
+  the arguments (`arguments()`) without a per-tool table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+__all__ = [
+    "EditRequest",
+    "JsonEdits",
+    "OutputsRequest",
+    "ReadRequest",
+    "ToolRequest",
+    "WriteRequest",
+]
+
+JsonEdits = Mapping[str, Any] | Sequence[Mapping[str, Any]]
+"""The JSON edit form: one section `{path, tag, edits}` or a list of sections."""
+
+
+class _Arguments:
+    """Shared behaviour: the request as tool arguments (None fields left out, no agent)."""
+
+    __slots__ = ()
+
+    def arguments(self) -> dict[str, Any]:
+        values = {f.name: getattr(self, f.name) for f in fields(self)}  # type: ignore[arg-type]
+        return {
+            name: value for name, value in values.items() if name != "agent" and value is not None
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ReadRequest(_Arguments):
+    """Show `path` (or lines `offset`..`offset+limit-1`, or the lines of `cells`)."""
+
+    agent: str
+    path: str
+    offset: int | None = None
+    limit: int | None = None
+    cells: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EditRequest(_Arguments):
+    """Apply an edit: exactly one of `patch` (edit text) or `edits` (the JSON form)."""
+
+    agent: str
+    patch: str | None = None
+    edits: JsonEdits | None = None
+
+    @property
+    def edit(self) -> str | JsonEdits:
+        """The edit as the engine takes it (the text form or the JSON form)."""
+        if self.patch is not None:
+            return self.patch
+        assert self.edits is not None, "validate.tool_request guarantees one of the two"
+        return self.edits
+
+
+@dataclass(frozen=True, slots=True)
+class WriteRequest(_Arguments):
+    """Create `path` or replace all of it with `content`."""
+
+    agent: str
+    path: str
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class OutputsRequest(_Arguments):
+    """The outputs of cell `cell` of notebook `path`, text clipped to `max_chars`."""
+
+    agent: str
+    path: str
+    cell: str
+    max_chars: int | None = None
+
+
+ToolRequest = ReadRequest | EditRequest | WriteRequest | OutputsRequest

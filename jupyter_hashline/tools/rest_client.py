@@ -1,0 +1,181 @@
+"""`RestWorkspace`: the tools run by a Jupyter server, through its hashline REST API (httpx).
+
+The second implementation of the workspace interface: `call(request)` sends the request to the
+route its catalog entry names (GET with the arguments in the query, or POST with a JSON body),
+with the server's token and `X-Hashline-Agent: <request.agent>`, and turns the reply into a
+`ToolOutcome`. The server owns the snapshots, the locks, the per-agent state and the activity
+feed; a notebook open in JupyterLab with collaboration is edited live.
+
+`base_path` maps a folder under the server root to this client's root (a kernel whose working
+directory is a sub-folder of the server root): paths the agent sends are joined to it, the
+server's replies name them back relative to it, so an agent sees the same paths as it would
+editing that folder directly.
+
+Invariants:
+- No Jupyter import: httpx and the catalog only.
+- `call` never raises for an agent mistake, a rejection or an unreachable server; an error
+  outcome keeps the server's `error` kind, its status and its agent message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import posixpath
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import httpx
+
+from ..hashline.errors import HashlineError
+from ..hashline.parse import parse_patch
+from .activity import ActivityRecord
+from .calls import ToolOutcome
+from .catalog import CATALOG, FieldKind, ToolSpec
+from .requests import EditRequest, ToolRequest
+
+__all__ = ["AGENT_HEADER", "UNREACHABLE", "RestWorkspace"]
+
+AGENT_HEADER = "X-Hashline-Agent"
+UNREACHABLE = "unreachable"
+
+
+class RestWorkspace:
+    """The tools of the Jupyter server at `url` (see the module docstring)."""
+
+    def __init__(
+        self,
+        url: str,
+        token: str | None = None,
+        *,
+        base_path: str = "",
+        timeout_s: float = 60.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.base = url.rstrip("/") + "/hashline/"
+        self.base_path = base_path.strip("/")
+        self._headers = {"Authorization": f"token {token}"} if token else {}
+        self._timeout_s = timeout_s
+        self._transport = transport
+        self._client: httpx.AsyncClient | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        where = f" (folder {self.base_path}/)" if self.base_path else ""
+        self.describe = f"Jupyter server {url.rstrip('/')}/{where}"
+
+    async def call(self, request: ToolRequest) -> ToolOutcome:
+        spec = next(spec for spec in CATALOG if isinstance(request, spec.request))
+        try:
+            arguments, paths = self._outward(spec, request)
+        except HashlineError as err:
+            return ToolOutcome.failure(err)
+        try:
+            response = await self._send(spec, arguments, request.agent)
+        except httpx.HTTPError as err:
+            return ToolOutcome.error(self._unreachable(err), UNREACHABLE, 503)
+        return self._outcome(spec, response, paths)
+
+    async def aclose(self) -> None:
+        if self._client is not None and self._loop is asyncio.get_running_loop():
+            await self._client.aclose()
+        self._client = None
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        """The HTTP client of the running event loop (a new loop gets a new client: a pooled
+        connection cannot move between loops, and a session may run under several)."""
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            self._client = httpx.AsyncClient(
+                headers=self._headers, timeout=self._timeout_s, transport=self._transport
+            )
+            self._loop = loop
+        return self._client
+
+    # -- the HTTP exchange ---------------------------------------------------------------------
+
+    async def _send(
+        self, spec: ToolSpec, arguments: Mapping[str, Any], agent: str
+    ) -> httpx.Response:
+        url = self.base + spec.rest.route
+        headers = {AGENT_HEADER: agent}
+        if spec.rest.http_method == "GET":
+            query = {name: _query_value(value) for name, value in arguments.items()}
+            return await self.client.get(url, params=query, headers=headers)
+        return await self.client.post(url, json=dict(arguments), headers=headers)
+
+    def _outcome(
+        self, spec: ToolSpec, response: httpx.Response, paths: Mapping[str, str]
+    ) -> ToolOutcome:
+        try:
+            payload = response.json()
+        except ValueError:
+            payload = None
+        if not isinstance(payload, dict):
+            text = (
+                f"The server answered {response.status_code} without a hashline reply: is the "
+                "jupyter_hashline extension enabled on it? (`jupyter server extension list`)"
+            )
+            return ToolOutcome.error(text, f"http_{response.status_code}", response.status_code)
+        payload = _inward(payload, paths)
+        if response.is_error:
+            message = str(payload.get("message") or f"HTTP {response.status_code}")
+            kind = str(payload.get("error") or "http_error")
+            return ToolOutcome.error(message, kind, response.status_code)
+        records = tuple(ActivityRecord.from_json(r) for r in payload.get("activity", ()))
+        text = str(payload.get(spec.rest.text_key, ""))
+        return ToolOutcome(text, reply=payload, activity=records)
+
+    def _unreachable(self, err: httpx.HTTPError) -> str:
+        return (
+            f"Cannot reach the Jupyter server at {self.base} ({type(err).__name__}: {err}). "
+            "Check that the server is running and that the URL is right; nothing was changed."
+        )
+
+    # -- paths under base_path -----------------------------------------------------------------
+
+    def _outward(
+        self, spec: ToolSpec, request: ToolRequest
+    ) -> tuple[dict[str, Any], dict[str, str]]:
+        """The arguments to send, and server path -> agent path for the paths they name."""
+        arguments = request.arguments()
+        if not self.base_path:
+            return arguments, {}
+        paths: dict[str, str] = {}
+        for field in spec.fields:
+            if field.kind is FieldKind.PATH and field.name in arguments:
+                arguments[field.name] = self._join(arguments[field.name], paths)
+        if isinstance(request, EditRequest):
+            sections = [section.to_json() for section in parse_patch(request.edit)]
+            for section in sections:
+                section["path"] = self._join(str(section["path"]), paths)
+            arguments = {"edits": sections}
+        return arguments, paths
+
+    def _join(self, path: str, paths: dict[str, str]) -> str:
+        joined = posixpath.normpath(posixpath.join(self.base_path, path.lstrip("/")))
+        paths[joined] = path
+        return joined
+
+
+def _query_value(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(item) for item in value)
+    return str(value)
+
+
+def _inward(node: Any, paths: Mapping[str, str]) -> Any:
+    """`node` with every server path named back as the agent's path (longest first)."""
+    if not paths:
+        return node
+    if isinstance(node, dict):
+        return {key: _inward(value, paths) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_inward(item, paths) for item in node]
+    if isinstance(node, str):
+        return _replace_all(node, sorted(paths.items(), key=lambda kv: -len(kv[0])))
+    return node
+
+
+def _replace_all(text: str, pairs: Iterable[tuple[str, str]]) -> str:
+    for server_path, agent_path in pairs:
+        text = text.replace(server_path, agent_path)
+    return text
