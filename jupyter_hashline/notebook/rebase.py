@@ -42,10 +42,10 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from ..hashline.errors import InvalidNotebookError
 from ..hashline.filesystem import Footprint, LineRebase, RebaseRefusal
 from ..hashline.text import split_lines
 from ..hashline.threeway import align, merge_lines
+from .errors import InvalidNotebookError
 from .ids import IdNotes
 from .projection import MARKER_PREFIX, ProjectedCell, marker_line, parse_projection
 
