@@ -17,8 +17,13 @@ Invariants:
   one cell.
 - Writing the text a read returned changes nothing and writes nothing, so the file stays byte
   identical (whatever its layout).
-- Parsing is cached by the raw file text (a read followed by a write parses once; the text a
-  write produced is never parsed again). Cached notebooks and cells are never mutated.
+- Parsing is cached by the file's bytes (a read followed by a write parses once; the bytes a
+  write produced are never parsed again). Cached notebooks and cells are never mutated.
+- Over a `ByteStorage` (the disk) notebooks are read and written as bytes: a file is compared
+  with the bytes read before, parsed by orjson and written back without ever being decoded or
+  encoded as a whole. Other storages are read and written as text.
+- Within one engine call (`callscope`) the notebook is read once: a write merges into the
+  notebook the same call read (the text the edit was computed on), without reading it again.
 - Optional capabilities of the engine: `ViewAnnotator` (output summaries), `CellSelector`
   (lines of named cells) and `LineRebaser` (cell-aware recovery, DESIGN §3.4), the latter two
   for the hashline projection only.
@@ -31,8 +36,17 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..hashline.callscope import scope_memo
+from ..hashline.disk import encode_text
 from ..hashline.errors import AnchorError, HashlineError, is_not_found
-from ..hashline.filesystem import Filesystem, Footprint, LineRebase, RebaseRefusal, WriteResult
+from ..hashline.filesystem import (
+    ByteStorage,
+    Filesystem,
+    Footprint,
+    LineRebase,
+    RebaseRefusal,
+    WriteResult,
+)
 from .errors import InvalidNotebookError
 from .executed import Executed, with_executed
 from .ids import IdNotes, IdSource, display_ids, id_notes
@@ -108,6 +122,7 @@ class NotebookFilesystem(Filesystem):
         self._cells = CellJsonCache()
         self._summaries = CellJsonCache()
         self._lock = threading.Lock()
+        self._bytes = isinstance(inner, ByteStorage)
 
     def __repr__(self) -> str:
         return f"NotebookFilesystem({self.inner!r}, projection={self.projection!r})"
@@ -126,15 +141,15 @@ class NotebookFilesystem(Filesystem):
     async def write_text(self, path: str, content: str) -> WriteResult:
         if not is_notebook_path(path):
             return await self._inner_write(path, content)
-        current = await self._read_if_exists(path)
+        current = await self._current(path)
         with paused_gc():
             planned = self._plan_write(path, current, content)
         if isinstance(planned, LoadedNotebook):
             return WriteResult(self._view(planned))
         written, notes = planned
-        landed = await self._inner_write(path, written.raw)
-        loaded = self._remember(path, written, landed.text)
-        return WriteResult(self._view(loaded), (*notes, *landed.warnings))
+        landed, write_notes = await self._write_raw(path, written.raw)
+        loaded = self._landed(path, written, landed)
+        return WriteResult(self._view(loaded), (*notes, *write_notes))
 
     def _plan_write(
         self, path: str, current: LoadedNotebook | None, content: str
@@ -148,8 +163,8 @@ class NotebookFilesystem(Filesystem):
             return current
         merged, repairs = repair_cells(merged, _to_look_at(current, merged))
         self._check_merged(path, current, merged)
-        text, layout = self._serialize(current, merged)
-        return LoadedNotebook(text, merged, layout=layout), (*warnings, *repairs)
+        data, layout = self._serialize(path, current, merged)
+        return LoadedNotebook(data, merged, layout=layout), (*warnings, *repairs)
 
     async def preflight_write(self, path: str) -> None:
         preflight = getattr(self.inner, "preflight_write", None)
@@ -189,7 +204,7 @@ class NotebookFilesystem(Filesystem):
         """
         if not is_notebook_path(path):
             raise HashlineError(f"{path} is not a notebook (.ipynb): it has no cell outputs.")
-        current = await self._read(path)
+        current = await self._current(path) or await self._read(path)
         self._check_writable(path, current)
         merged, missing = with_executed(current.nb, executed)
         warnings = tuple(
@@ -200,10 +215,10 @@ class NotebookFilesystem(Filesystem):
             return WriteResult(self._view(current), warnings)
         with paused_gc():
             self._check_merged(path, current, merged)
-            text, layout = self._serialize(current, merged)
-        landed = await self._inner_write(path, text)
-        loaded = self._remember(path, LoadedNotebook(text, merged, layout=layout), landed.text)
-        return WriteResult(self._view(loaded), (*warnings, *landed.warnings))
+            data, layout = self._serialize(path, current, merged)
+        landed, write_notes = await self._write_raw(path, data)
+        loaded = self._landed(path, LoadedNotebook(data, merged, layout=layout), landed)
+        return WriteResult(self._view(loaded), (*warnings, *write_notes))
 
     # -- optional engine capabilities ----------------------------------------------------------
 
@@ -262,8 +277,33 @@ class NotebookFilesystem(Filesystem):
             return result
         return WriteResult(str(getattr(result, "text", content)))
 
+    async def _write_raw(self, path: str, data: bytes) -> tuple[bytes, tuple[str, ...]]:
+        """Write a notebook's bytes; the bytes as they landed and the storage's notes."""
+        if self._bytes:
+            await self.inner.write_bytes(path, data)
+            return data, ()
+        landed = await self._inner_write(path, data.decode("utf-8"))
+        return landed.text.encode("utf-8", "surrogatepass"), landed.warnings
+
     async def _read(self, path: str) -> LoadedNotebook:
-        return self._load(path, str(await self.inner.read_text(path)))
+        if self._bytes:
+            loaded = self._load(path, await self.inner.read_bytes(path), None)
+        else:
+            text = str(await self.inner.read_text(path))
+            loaded = self._load(path, text.encode("utf-8", "surrogatepass"), text)
+        memo = scope_memo()
+        if memo is not None:
+            memo[("notebook", self, path)] = loaded
+        return loaded
+
+    async def _current(self, path: str) -> LoadedNotebook | None:
+        """The notebook this engine call read (see the module docstring), else read now (None
+        when there is no such file)."""
+        memo = scope_memo()
+        found: LoadedNotebook | None = None if memo is None else memo.get(("notebook", self, path))
+        if found is not None:
+            return found
+        return await self._read_if_exists(path)
 
     async def _read_if_exists(self, path: str) -> LoadedNotebook | None:
         try:
@@ -273,17 +313,24 @@ class NotebookFilesystem(Filesystem):
                 return None
             raise
 
-    def _load(self, path: str, raw: str) -> LoadedNotebook:
+    def _load(self, path: str, raw: bytes, text: str | None) -> LoadedNotebook:
         with self._lock:
             cached = self._loaded.get(path)
             if cached is not None and cached.raw == raw:
                 self._loaded.move_to_end(path)
                 return cached
-        return self._remember(path, load_notebook(raw, path), raw)
+        return self._remember(path, load_notebook(raw, path, text=text))
 
-    def _remember(self, path: str, loaded: LoadedNotebook, landed: str) -> LoadedNotebook:
-        if landed != loaded.raw:  # the storage changed what we wrote: believe the storage
-            loaded = load_notebook(landed, path)
+    def _landed(self, path: str, written: LoadedNotebook, landed: bytes) -> LoadedNotebook:
+        """Remember what a write landed (the storage may have changed it: believe the storage)
+        as the notebook this call now has."""
+        loaded = written if landed == written.raw else load_notebook(landed, path)
+        memo = scope_memo()
+        if memo is not None:
+            memo[("notebook", self, path)] = loaded
+        return self._remember(path, loaded)
+
+    def _remember(self, path: str, loaded: LoadedNotebook) -> LoadedNotebook:
         with self._lock:
             self._loaded[path] = loaded
             self._loaded.move_to_end(path)
@@ -340,18 +387,22 @@ class NotebookFilesystem(Filesystem):
         )
 
     def _serialize(
-        self, current: LoadedNotebook | None, merged: dict[str, Any]
-    ) -> tuple[str, CellLayout | None]:
-        """The file text of `merged`: the current file's bytes for the cells it kept where the
+        self, path: str, current: LoadedNotebook | None, merged: dict[str, Any]
+    ) -> tuple[bytes, CellLayout | None]:
+        """The file bytes of `merged`: the current file's bytes for the cells it kept where the
         file is in nbformat's layout, else serialized in full (also for small files, where
-        checking the layout costs as much as serializing)."""
+        checking the layout costs as much as serializing). Text that cannot be UTF-8 is
+        refused (`NotTextError`)."""
         small = current is None or len(current.raw) < SMALL_FILE
         if not small and current is not None and current.layout is not None:
-            built = assemble(current.raw, current.nb, current.layout, merged)
+            try:
+                built = assemble(current.raw, current.nb, current.layout, merged)
+            except UnicodeEncodeError:
+                built = None  # serialized in full below, which names the character
             if built is not None:
                 return built
-        text = serialize_notebook(merged, cache=self._cells)
-        return text, None if len(text) < SMALL_FILE else written_layout(text, merged)
+        data = encode_text(path, serialize_notebook(merged, cache=self._cells))
+        return data, None if len(data) < SMALL_FILE else written_layout(data, merged)
 
     def _check_writable(self, path: str, current: LoadedNotebook) -> None:
         problem = current.write_problem()

@@ -1,5 +1,8 @@
 """Where each cell's JSON sits in a notebook file in nbformat's layout, and reusing those bytes.
 
+Everything here works on the file's bytes (UTF-8), never on decoded text: a file is compared,
+sliced and assembled without decoding the parts no edit touches.
+
 nbformat writes JSON with one space of indent per level and sorted keys, so a notebook opens
 with `{\\n "cells": [\\n  {` and each cell is an object at depth 2 that ends on a line `  }`,
 followed by `,\\n  {` (the next cell) or `\\n ]` (the end of the cells). A JSON string never
@@ -29,10 +32,11 @@ from typing import Any
 
 from .serialize import cell_json, serialize_notebook
 
-HEAD = '{\n "cells": [\n  '
-SEPARATOR = ",\n  "
+HEAD = b'{\n "cells": [\n  '
+SEPARATOR = b",\n  "
 _EMPTY_HEAD = '{\n "cells": []'
-_CELL_END = "\n  }"
+_CELL_END = b"\n  }"
+_CELLS_END = b"\n ]"
 SAMPLE = 8
 
 Span = tuple[int, int]
@@ -40,24 +44,26 @@ Span = tuple[int, int]
 
 @dataclass(frozen=True, slots=True)
 class CellLayout:
-    """Byte spans (in a text) of each cell's JSON, None where the bytes must not be reused;
-    `tail_start` is where the text after the last cell (`\\n ],\\n "metadata"...`) begins."""
+    """Byte spans (in a file's bytes) of each cell's JSON, None where the bytes must not be
+    reused; `tail_start` is where the bytes after the last cell (`\\n ],\\n "metadata"...`)
+    begin."""
 
     spans: tuple[Span | None, ...]
     tail_start: int
 
 
-def find_layout(raw: str, nb: Mapping[str, Any], suspect: frozenset[int]) -> CellLayout | None:
-    """The layout of `raw` (the text `nb` was loaded from), or None when its bytes cannot be
+def find_layout(raw: bytes, nb: Mapping[str, Any], suspect: frozenset[int]) -> CellLayout | None:
+    """The layout of `raw` (the bytes `nb` was loaded from), or None when they cannot be
     trusted to be what the serializer would write (see the module docstring)."""
     cells: Sequence[Any] = nb.get("cells", [])
-    if not cells or not raw.startswith(HEAD + "{"):
+    if not cells or not raw.startswith(HEAD + b"{"):
         return None
     spans = locate_cells(raw, len(cells))
     if spans is None:
         return None
     tail_start = spans[-1][1]
-    if top_level_tail(nb) != raw[tail_start:]:
+    tail = top_level_tail(nb)
+    if tail is None or _utf8(tail) != raw[tail_start:]:
         return None
     if not _sample_matches(raw, cells, spans, suspect):
         return None
@@ -65,53 +71,65 @@ def find_layout(raw: str, nb: Mapping[str, Any], suspect: frozenset[int]) -> Cel
     return CellLayout(kept, tail_start)
 
 
-def locate_cells(raw: str, count: int) -> list[Span] | None:
-    """The spans of `count` cells laid out as nbformat writes them, or None if they are not."""
+def locate_cells(raw: bytes, count: int, start: int = len(HEAD)) -> list[Span] | None:
+    """The spans of `count` cells laid out as nbformat writes them from `start` (the first
+    cell's `{`), or None if they are not."""
     spans: list[Span] = []
-    start = len(HEAD)
+    find, opens = raw.find, SEPARATOR + b"{"
     while len(spans) < count:
-        end = raw.find(_CELL_END, start)
-        if end == -1 or raw[start] != "{":
+        end = find(_CELL_END, start)
+        if end == -1 or not raw.startswith(b"{", start):
             return None
         end += len(_CELL_END)
         spans.append((start, end))
-        if not raw.startswith(SEPARATOR + "{", end):
+        if not raw.startswith(opens, end):
             break
         start = end + len(SEPARATOR)
-    if len(spans) != count or not raw.startswith("\n ]", spans[-1][1]):
+    if len(spans) != count or not raw.startswith(_CELLS_END, spans[-1][1]):
         return None
     return spans
 
 
 def top_level_tail(nb: Mapping[str, Any]) -> str | None:
     """The text the serializer writes after the last cell, or None when `cells` would not be
-    the first key (then the cells are not at the top of the file)."""
+    the first key (then the cells are not at the top of the file). Text, not bytes: encode it
+    strictly to write it (`_utf8` only compares)."""
     text = serialize_notebook({**nb, "cells": []})
     if not text.startswith(_EMPTY_HEAD):
         return None
     return "\n ]" + text[len(_EMPTY_HEAD) :]
 
 
+def _utf8(text: str) -> bytes:
+    """Bytes to compare with a file's (a lone surrogate can never match valid UTF-8)."""
+    return text.encode("utf-8", "surrogatepass")
+
+
 def _sample_matches(
-    raw: str, cells: Sequence[Any], spans: Sequence[Span], suspect: frozenset[int]
+    raw: bytes, cells: Sequence[Any], spans: Sequence[Span], suspect: frozenset[int]
 ) -> bool:
     count = len(cells)
     step = max(1, (count - 1) // (SAMPLE - 1))
     picked = {0, count - 1, *range(0, count, step)}
     sample = sorted(i for i in picked if i not in suspect)[:SAMPLE]
-    return all(cell_json(cells[i]) == raw[spans[i][0] : spans[i][1]] for i in sample)
+    return all(_utf8(cell_json(cells[i])) == raw[spans[i][0] : spans[i][1]] for i in sample)
 
 
 def assemble(
-    raw: str,
+    raw: bytes,
     base: Mapping[str, Any],
     layout: CellLayout,
     merged: Mapping[str, Any],
-) -> tuple[str, CellLayout] | None:
-    """`serialize_notebook(merged)` built from `raw`'s bytes where `merged` kept `base`'s cells,
-    and the layout of that text; None when `merged` has no cells or no top-level tail."""
+) -> tuple[bytes, CellLayout] | None:
+    """`serialize_notebook(merged)` as UTF-8, built from `raw` where `merged` kept `base`'s
+    cells, and the layout of those bytes; None when `merged` has no cells or no top-level tail.
+    Raises `UnicodeEncodeError` for text that cannot be UTF-8 (a lone surrogate)."""
     cells: Sequence[Any] = merged.get("cells", [])
-    tail = raw[layout.tail_start :] if _same_top(base, merged) else top_level_tail(merged)
+    if _same_top(base, merged):
+        tail: bytes | None = raw[layout.tail_start :]
+    else:
+        text = top_level_tail(merged)
+        tail = None if text is None else text.encode("utf-8")
     if not cells or tail is None:
         return None
     where = {id(cell): i for i, cell in enumerate(base.get("cells", []))}
@@ -131,10 +149,10 @@ def _same_top(base: Mapping[str, Any], merged: Mapping[str, Any]) -> bool:
 class _Builder:
     """Collects the new text: runs of reused cells as one slice each, new cells serialized."""
 
-    def __init__(self, raw: str, layout: CellLayout) -> None:
+    def __init__(self, raw: bytes, layout: CellLayout) -> None:
         self.raw = raw
         self.layout = layout
-        self.parts: list[str] = [HEAD]
+        self.parts: list[bytes] = [HEAD]
         self.spans: list[Span] = []
         self.pos = len(HEAD)
         self.run: tuple[int, int] | None = None  # (first, last) base index of the open run
@@ -154,7 +172,7 @@ class _Builder:
         else:
             self._close_run()
             self._separate(first)
-            text = cell_json(cell)
+            text = cell_json(cell).encode("utf-8")
             self.parts.append(text)
             length = len(text)
         self.spans.append((start, start + length))
@@ -173,17 +191,17 @@ class _Builder:
         self.parts.append(self.raw[first[0] : last[1]])
         self.run = None
 
-    def finish(self, tail: str) -> tuple[str, CellLayout]:
+    def finish(self, tail: bytes) -> tuple[bytes, CellLayout]:
         self._close_run()
         self.parts.append(tail)
-        text = "".join(self.parts)
-        return text, CellLayout(tuple(self.spans), self.pos)
+        data = b"".join(self.parts)
+        return data, CellLayout(tuple(self.spans), self.pos)
 
 
-def written_layout(text: str, nb: Mapping[str, Any]) -> CellLayout | None:
-    """The layout of a text `serialize_notebook(nb)` just wrote (exact: no sample needed)."""
+def written_layout(data: bytes, nb: Mapping[str, Any]) -> CellLayout | None:
+    """The layout of bytes `serialize_notebook(nb)` just wrote (exact: no sample needed)."""
     cells: Sequence[Any] = nb.get("cells", [])
-    spans = locate_cells(text, len(cells)) if cells and text.startswith(HEAD) else None
+    spans = locate_cells(data, len(cells)) if cells and data.startswith(HEAD) else None
     if spans is None or top_level_tail(nb) is None:
         return None
     return CellLayout(tuple(spans), spans[-1][1])

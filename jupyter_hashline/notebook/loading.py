@@ -10,6 +10,9 @@ Invariants:
   are random, so they are not shown).
 - The JSON is parsed by orjson when it is installed and accepts the text, else by the standard
   library (which also reads NaN, huge integers and lone surrogates), so both give one result.
+- A loaded notebook keeps the file's bytes (UTF-8; text given as `str` is encoded): orjson
+  parses bytes as they are, so a file that parses is never decoded as a whole. Bytes that are
+  not UTF-8 text (undecodable, NUL) are `NotTextError`, as a text read of them would be.
 - A file that is not JSON, or not a notebook at all, raises `InvalidNotebookError` saying what
   to do. Schema problems do not stop a read; writes validate what they change (validation.py).
 - Each loaded text knows where its cells' bytes are (layout.py), so a write can reuse the bytes
@@ -29,6 +32,8 @@ from typing import Any
 
 import nbformat
 
+from ..hashline.disk import decode_text
+from ..hashline.errors import NotTextError
 from .errors import InvalidNotebookError
 from .ids import DisplayIds, display_ids
 from .layout import CellLayout, find_layout
@@ -39,7 +44,7 @@ from .validation import cell_structure_problem, structure_problem, top_level_pro
 try:  # orjson is a declared dependency; the stdlib keeps working where it cannot be installed
     import orjson
 
-    _fast_loads: Callable[[str], Any] | None = orjson.loads
+    _fast_loads: Callable[[str | bytes], Any] | None = orjson.loads
 except ImportError:  # pragma: no cover - exercised only without orjson
     _fast_loads = None
 
@@ -94,14 +99,17 @@ def paused_gc() -> Iterator[None]:
         gc.enable()
 
 
-def parse_json(raw: str) -> Any:
-    """`json.loads(raw)`, by orjson where it can (it is several times faster on large files)."""
+def parse_json(raw: str | bytes, path: str = "notebook") -> Any:
+    """`json.loads(raw)`, by orjson where it can (it is several times faster on large files).
+
+    Bytes that orjson refuses are decoded as strict UTF-8 text first (`NotTextError` if they
+    are not text), so the standard library sees what a text read would have given it."""
     if _fast_loads is not None:
         try:
             return _fast_loads(raw)
         except (ValueError, TypeError):
             pass  # NaN, integers over 64 bits, lone surrogates, or not JSON: let json decide
-    return json.loads(raw)
+    return json.loads(raw if isinstance(raw, str) else decode_text(path, raw))
 
 
 class LoadedNotebook:
@@ -127,7 +135,7 @@ class LoadedNotebook:
 
     def __init__(
         self,
-        raw: str,
+        raw: bytes,
         nb: Notebook,
         *,
         layout: CellLayout | object | None = _UNSET,
@@ -190,15 +198,23 @@ class LoadedNotebook:
         return self._views[fmt]
 
 
-def load_notebook(raw: str, path: str = "notebook") -> LoadedNotebook:
-    """Parse a notebook file's text (see the module docstring)."""
+def load_notebook(
+    raw: str | bytes, path: str = "notebook", *, text: str | None = None
+) -> LoadedNotebook:
+    """Parse a notebook file's bytes or text (see the module docstring); `text` is the text
+    `raw` (bytes) was encoded from, when the caller has it."""
     with paused_gc():
-        return _load(raw, path)
+        if isinstance(raw, str):
+            return _load(raw.encode("utf-8", "surrogatepass"), path, raw)
+        return _load(raw, path, text)
 
 
-def _load(raw: str, path: str) -> LoadedNotebook:
+def _load(raw: bytes, path: str, text: str | None) -> LoadedNotebook:
+    """`text`: the str `raw` was encoded from (the standard library parses it as given)."""
     try:
-        data = parse_json(raw)
+        data = parse_json(raw, path) if text is None else parse_json(text, path)
+    except NotTextError:
+        raise
     except ValueError as err:
         raise InvalidNotebookError(
             f"{path} is not valid JSON ({err}), so it cannot be read as a notebook. Repair the "
@@ -209,7 +225,8 @@ def _load(raw: str, path: str) -> LoadedNotebook:
             f"{path} is JSON but not a notebook (no integer `nbformat` field)."
         )
     if data["nbformat"] != 4:
-        return LoadedNotebook(raw, _converted(raw, data["nbformat"], path), layout=None)
+        source = text if text is not None else decode_text(path, raw)
+        return LoadedNotebook(raw, _converted(source, data["nbformat"], path), layout=None)
     if not isinstance(data.get("cells"), list):
         raise InvalidNotebookError(f"{path} is not a readable notebook: it has no `cells` list.")
     odd = next((n for n, cell in enumerate(data["cells"]) if not isinstance(cell, dict)), None)
