@@ -103,10 +103,10 @@ class DiskFilesystem(Filesystem, ByteStorage):
         return self.resolve(path).is_file()
 
     async def canonical_path(self, path: str) -> str:
-        target = self.resolve(path)
-        if self.root is None:
-            return target.as_posix()
-        return target.relative_to(self.root).as_posix()
+        target = os.fspath(self.resolve(path))
+        if self.root is not None:  # resolved paths lie inside the root: cut it off
+            target = target[len(os.fspath(self.root)) :].lstrip(os.sep) or "."
+        return target.replace(os.sep, "/")
 
     # -- path confinement ----------------------------------------------------------------------
 
@@ -135,13 +135,32 @@ class DiskFilesystem(Filesystem, ByteStorage):
                 f"Refused path {path}: it is outside the root {self.root}. "
                 "Use a path relative to the root, without `..` leading out of it."
             )
-        resolved = os.path.realpath(candidate)
+        resolved = _realpath(candidate)
         if not _inside(resolved, root):
             raise PathOutsideRootError(
                 f"Refused path {path}: a symlink leads outside the root {self.root} "
                 f"(to {resolved}). Only files inside the root can be read or written."
             )
         return Path(resolved)
+
+
+def _realpath(candidate: str) -> str:
+    """`os.path.realpath(candidate)`, by one `lstat` per component of an absolute normalized
+    path with no link on it (the common case), else by `realpath` itself."""
+    if not os.path.isabs(candidate) or os.path.normpath(candidate) != candidate:
+        return os.path.realpath(candidate)
+    at = candidate.find(os.sep, 1)
+    while True:
+        prefix = candidate if at == -1 else candidate[:at]
+        try:
+            mode = os.lstat(prefix).st_mode
+        except OSError:
+            return candidate  # missing (or not a directory): nothing further to follow
+        if stat.S_ISLNK(mode):
+            return os.path.realpath(candidate)
+        if at == -1:
+            return candidate
+        at = candidate.find(os.sep, at + 1)
 
 
 def _inside(path: str, root: str) -> bool:

@@ -223,9 +223,8 @@ class Patcher:
         _refuse_duplicates(sections, keys)
         async with self._locked(keys):
             prepared = [await self._prepare(s) for s in sections]
-            fingerprint = _fingerprint(sections)
             if not any(p.applied.changed for p in prepared):
-                return self._noop_result(prepared, fingerprint)
+                return self._noop_result(prepared, _fingerprint(sections))
             self._noop = None
             return await self._write_all(prepared)
 
