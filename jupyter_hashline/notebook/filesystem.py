@@ -18,7 +18,8 @@ Invariants:
 - Writing the text a read returned changes nothing and writes nothing, so the file stays byte
   identical (whatever its layout).
 - Parsing is cached by the file's bytes (a read followed by a write parses once; the bytes a
-  write produced are never parsed again). Cached notebooks and cells are never mutated.
+  write produced are never parsed again), and a file that changed since the version cached is
+  parsed by the cells that changed (reload.py). Cached notebooks and cells are never mutated.
 - Over a `ByteStorage` (the disk) notebooks are read and written as bytes: a file is compared
   with the bytes read before, parsed by orjson and written back without ever being decoded or
   encoded as a whole. Other storages are read and written as text.
@@ -51,13 +52,14 @@ from .errors import InvalidNotebookError
 from .executed import Executed, with_executed
 from .ids import IdNotes, IdSource, display_ids, id_notes
 from .jupytext_view import check_format, jupytext_text, merge_jupytext
-from .layout import CellLayout, assemble, written_layout
-from .loading import LoadedNotebook, load_notebook, paused_gc
+from .layout import assemble
+from .loading import LoadedNotebook, load_notebook, paused_gc, splice_views
 from .merge import merge_projection
 from .outputs import DEFAULT_MAX_CHARS, cell_outputs, output_summary
 from .projection import cell_source, parse_projection
 from .rebase import rebase_lines
 from .region import merge_edit
+from .reload import reload_notebook
 from .repair import repair_cells
 from .serialize import CellJsonCache, serialize_notebook
 from .validation import cells_problem, notebook_problem
@@ -163,8 +165,10 @@ class NotebookFilesystem(Filesystem):
             return current
         merged, repairs = repair_cells(merged, _to_look_at(current, merged))
         self._check_merged(path, current, merged)
-        data, layout = self._serialize(path, current, merged)
-        return LoadedNotebook(data, merged, layout=layout), (*warnings, *repairs)
+        written = self._serialize(path, current, merged)
+        if current is not None:
+            splice_views(current, written)
+        return written, (*warnings, *repairs)
 
     async def preflight_write(self, path: str) -> None:
         preflight = getattr(self.inner, "preflight_write", None)
@@ -215,9 +219,10 @@ class NotebookFilesystem(Filesystem):
             return WriteResult(self._view(current), warnings)
         with paused_gc():
             self._check_merged(path, current, merged)
-            data, layout = self._serialize(path, current, merged)
-        landed, write_notes = await self._write_raw(path, data)
-        loaded = self._landed(path, LoadedNotebook(data, merged, layout=layout), landed)
+            written = self._serialize(path, current, merged)
+            splice_views(current, written)
+        landed, write_notes = await self._write_raw(path, written.raw)
+        loaded = self._landed(path, written, landed)
         return WriteResult(self._view(loaded), (*warnings, *write_notes))
 
     # -- optional engine capabilities ----------------------------------------------------------
@@ -314,11 +319,17 @@ class NotebookFilesystem(Filesystem):
             raise
 
     def _load(self, path: str, raw: bytes, text: str | None) -> LoadedNotebook:
+        """The notebook in `raw`: the cached version when the bytes are the same, else parsed
+        by what changed since that version (reload.py), else parsed whole."""
         with self._lock:
             cached = self._loaded.get(path)
             if cached is not None and cached.raw == raw:
                 self._loaded.move_to_end(path)
                 return cached
+        if cached is not None:
+            reloaded = reload_notebook(cached, raw, path)
+            if reloaded is not None:
+                return self._remember(path, reloaded)
         return self._remember(path, load_notebook(raw, path, text=text))
 
     def _landed(self, path: str, written: LoadedNotebook, landed: bytes) -> LoadedNotebook:
@@ -388,9 +399,9 @@ class NotebookFilesystem(Filesystem):
 
     def _serialize(
         self, path: str, current: LoadedNotebook | None, merged: dict[str, Any]
-    ) -> tuple[bytes, CellLayout | None]:
-        """The file bytes of `merged`: the current file's bytes for the cells it kept where the
-        file is in nbformat's layout, else serialized in full (also for small files, where
+    ) -> LoadedNotebook:
+        """`merged` with its file bytes: the current file's bytes for the cells it kept where
+        the file is in nbformat's layout, else serialized in full (also for small files, where
         checking the layout costs as much as serializing). Text that cannot be UTF-8 is
         refused (`NotTextError`)."""
         small = current is None or len(current.raw) < SMALL_FILE
@@ -400,9 +411,9 @@ class NotebookFilesystem(Filesystem):
             except UnicodeEncodeError:
                 built = None  # serialized in full below, which names the character
             if built is not None:
-                return built
+                return LoadedNotebook(built[0], merged, layout=built[1])
         data = encode_text(path, serialize_notebook(merged, cache=self._cells))
-        return data, None if len(data) < SMALL_FILE else written_layout(data, merged)
+        return LoadedNotebook(data, merged, written=True)
 
     def _check_writable(self, path: str, current: LoadedNotebook) -> None:
         problem = current.write_problem()

@@ -44,12 +44,16 @@ Span = tuple[int, int]
 
 @dataclass(frozen=True, slots=True)
 class CellLayout:
-    """Byte spans (in a file's bytes) of each cell's JSON, None where the bytes must not be
-    reused; `tail_start` is where the bytes after the last cell (`\\n ],\\n "metadata"...`)
-    begin."""
+    """Byte spans (in a file's bytes) of each cell's JSON; `tail_start` is where the bytes
+    after the last cell (`\\n ],\\n "metadata"...`) begin; `suspect` are the cells whose
+    bytes must not be reused (stored unlike nbformat), though their spans are known."""
 
-    spans: tuple[Span | None, ...]
+    spans: tuple[Span, ...]
     tail_start: int
+    suspect: frozenset[int] = frozenset()
+
+    def reusable(self, index: int) -> bool:
+        return index not in self.suspect
 
 
 def find_layout(raw: bytes, nb: Mapping[str, Any], suspect: frozenset[int]) -> CellLayout | None:
@@ -67,8 +71,7 @@ def find_layout(raw: bytes, nb: Mapping[str, Any], suspect: frozenset[int]) -> C
         return None
     if not _sample_matches(raw, cells, spans, suspect):
         return None
-    kept = tuple(None if i in suspect else span for i, span in enumerate(spans))
-    return CellLayout(kept, tail_start)
+    return CellLayout(tuple(spans), tail_start, suspect)
 
 
 def locate_cells(raw: bytes, count: int, start: int = len(HEAD)) -> list[Span] | None:
@@ -88,6 +91,25 @@ def locate_cells(raw: bytes, count: int, start: int = len(HEAD)) -> list[Span] |
     if len(spans) != count or not raw.startswith(_CELLS_END, spans[-1][1]):
         return None
     return spans
+
+
+def locate_run(raw: bytes, start: int, stop: int) -> list[Span] | None:
+    """The spans of the cells laid out as nbformat writes them from `start` (a cell's `{`) to
+    exactly `stop` (the end of the last one), or None if `raw[start:stop]` is not such a run."""
+    spans: list[Span] = []
+    find, opens = raw.find, SEPARATOR + b"{"
+    while start < stop:
+        end = find(_CELL_END, start, stop)
+        if end == -1 or not raw.startswith(b"{", start):
+            return None
+        end += len(_CELL_END)
+        spans.append((start, end))
+        if end == stop:
+            return spans
+        if not raw.startswith(opens, end) or end + len(SEPARATOR) >= stop:
+            return None
+        start = end + len(SEPARATOR)
+    return None
 
 
 def top_level_tail(nb: Mapping[str, Any]) -> str | None:
@@ -158,10 +180,11 @@ class _Builder:
         self.run: tuple[int, int] | None = None  # (first, last) base index of the open run
 
     def add(self, cell: Any, index: int | None) -> None:
-        span = self.layout.spans[index] if index is not None else None
+        reused = index is not None and self.layout.reusable(index)
         first = not self.spans
         start = self.pos + (0 if first else len(SEPARATOR))
-        if span is not None and index is not None:
+        if reused and index is not None:
+            span = self.layout.spans[index]
             if self.run is not None and self.run[1] == index - 1:
                 self.run = (self.run[0], index)
             else:
@@ -187,7 +210,6 @@ class _Builder:
             return
         first = self.layout.spans[self.run[0]]
         last = self.layout.spans[self.run[1]]
-        assert first is not None and last is not None
         self.parts.append(self.raw[first[0] : last[1]])
         self.run = None
 

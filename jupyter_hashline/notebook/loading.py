@@ -26,8 +26,10 @@ import contextlib
 import copy
 import gc
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import islice, takewhile
+from operator import is_, truth
 from typing import Any
 
 import nbformat
@@ -36,7 +38,7 @@ from ..hashline.disk import decode_text
 from ..hashline.errors import NotTextError
 from .errors import InvalidNotebookError
 from .ids import DisplayIds, display_ids
-from .layout import CellLayout, find_layout
+from .layout import CellLayout, find_layout, written_layout
 from .projection import marker_starts, project_notebook
 from .repair import needs_repair
 from .validation import cell_structure_problem, structure_problem, top_level_problem
@@ -128,6 +130,7 @@ class LoadedNotebook:
         "_starts",
         "_top",
         "_views",
+        "_written",
         "nb",
         "raw",
         "survey",
@@ -140,15 +143,20 @@ class LoadedNotebook:
         *,
         layout: CellLayout | object | None = _UNSET,
         survey: CellSurvey | None = None,
+        written: bool = False,
+        top_level: str | object | None = _UNSET,
     ) -> None:
-        """`layout` when the caller knows it (it just wrote `raw`), else found on demand;
-        `survey` when the cells were surveyed (else the cells count as checked and clean: a
-        notebook this package just built)."""
+        """`layout` when the caller knows it, else found on demand (`written`: `raw` is
+        `serialize_notebook(nb)`, so its layout needs no checking); `survey` when the cells
+        were surveyed (else the cells count as checked and clean: a notebook this package just
+        built); `top_level` when the top level's schema problem is known (see
+        `top_level_problem`)."""
         self.raw = raw
         self.nb = nb
         self.survey = survey or CellSurvey()
         self._layout = layout
-        self._top: object = _UNSET
+        self._written = written
+        self._top: object = top_level
         self._projection: str | None = None
         self._starts: list[int] | None = None
         self._ids: DisplayIds | None = None
@@ -179,16 +187,23 @@ class LoadedNotebook:
     def layout(self) -> CellLayout | None:
         """Where each cell's bytes are in `raw`, when they can be reused as they are (cached)."""
         if self._layout is _UNSET:
-            self._layout = find_layout(self.raw, self.nb, self.survey.suspect)
+            if self._written:
+                self._layout = written_layout(self.raw, self.nb)
+            else:
+                self._layout = find_layout(self.raw, self.nb, self.survey.suspect)
         return self._layout  # type: ignore[return-value]
+
+    def top_level_problem(self) -> str | None:
+        """The schema problem of everything but the cells (metadata, version), or None. Cached."""
+        if self._top is _UNSET:
+            self._top = top_level_problem(self.nb)
+        return self._top  # type: ignore[return-value]
 
     def write_problem(self) -> str | None:
         """Why this notebook can be read but not written, or None: its top level (metadata,
         version) fails the schema, or a cell is too broken to be a cell (validation.py). Other
-        schema problems of cells are left to the writes that change those cells. Cached."""
-        if self._top is _UNSET:
-            self._top = top_level_problem(self.nb) or self.survey.broken
-        return self._top  # type: ignore[return-value]
+        schema problems of cells are left to the writes that change those cells."""
+        return self.top_level_problem() or self.survey.broken
 
     def view(self, fmt: str, render: Callable[[Notebook, str], Any]) -> Any:
         """`render(nb, fmt)`, computed once per `fmt` (jupytext texts, annotations, ...)."""
@@ -196,6 +211,36 @@ class LoadedNotebook:
             with paused_gc():
                 self._views[fmt] = render(self.nb, fmt)
         return self._views[fmt]
+
+
+def splice_views(previous: LoadedNotebook, loaded: LoadedNotebook) -> None:
+    """Give `loaded` its projection from `previous`'s, re-projecting only the cells between
+    the longest runs of cells they share at the start and at the end (the very same objects,
+    shown under the same ids): a few-cell change costs a few cells, not the notebook. Does
+    nothing when `previous` was never projected or the shared cells' ids differ."""
+    if previous._projection is None or loaded._projection is not None:
+        return
+    old, new = previous.nb.get("cells", []), loaded.nb.get("cells", [])
+    head = len(list(takewhile(truth, map(is_, old, new))))
+    limit = min(len(old), len(new)) - head
+    tail = len(list(islice(takewhile(truth, map(is_, reversed(old), reversed(new))), limit)))
+    ids, old_ids = loaded.ids.ids, previous.ids.ids
+    if ids[:head] != old_ids[:head] or ids[len(ids) - tail :] != old_ids[len(old_ids) - tail :]:
+        return
+    text, starts = previous.projection, previous.marker_starts
+    start = starts[head] if head < len(old) else len(text)
+    end = starts[len(old) - tail] if tail else len(text)
+    with paused_gc():
+        middle = project_notebook(
+            {"cells": new[head : len(new) - tail]}, ids[head : len(ids) - tail]
+        )
+    shift = len(middle) - (end - start)
+    loaded._projection = text[:start] + middle + text[end:]
+    loaded._starts = [
+        *starts[:head],
+        *(start + at for at in marker_starts(middle)),
+        *(at + shift for at in starts[len(old) - tail :]),
+    ]
 
 
 def load_notebook(
@@ -273,17 +318,47 @@ def _join_sources(nb: Notebook) -> CellSurvey:
 
     Outputs and attachments are left as stored (see the module docstring).
     """
+    drop_transient(nb)
+    facts = survey_cells(nb["cells"], version_flags(nb))
+    return CellSurvey(
+        frozenset(facts.suspect),
+        frozenset(facts.repairable),
+        None if not facts.broken else structure_problem(nb),
+    )
+
+
+def drop_transient(nb: Notebook) -> None:
+    """In place: drop the notebook metadata keys nbformat never writes."""
     metadata = nb.get("metadata")
     if isinstance(metadata, dict):
         for key in _NB_TRANSIENT:
             metadata.pop(key, None)
+
+
+def version_flags(nb: Mapping[str, Any]) -> tuple[bool, bool]:
+    """(legacy, future): older than nbformat 4.5 (no ids), newer than 4.5 (unknown types ok)."""
+    minor = nb.get("nbformat_minor")
+    return not isinstance(minor, int) or minor < 5, isinstance(minor, int) and minor > 5
+
+
+@dataclass(frozen=True, slots=True)
+class CellFacts:
+    """What a survey of some cells found (indices into those cells): see `CellSurvey`."""
+
+    suspect: tuple[int, ...]
+    repairable: tuple[int, ...]
+    broken: bool
+
+
+def survey_cells(cells: Sequence[dict[str, Any]], flags: tuple[bool, bool]) -> CellFacts:
+    """In place: join the cells' sources and drop their transient metadata; survey them.
+
+    `flags` are the notebook's `version_flags`."""
+    legacy, future = flags
     suspect: list[int] = []
     repairable: list[int] = []
     broken: int | None = None
-    minor = nb.get("nbformat_minor")
-    legacy = not isinstance(minor, int) or minor < 5
-    future = isinstance(minor, int) and minor > 5
-    for index, cell in enumerate(nb["cells"]):
+    for index, cell in enumerate(cells):
         shape = _ORDINARY.get(tuple(cell))
         if shape is not None and shape == cell.get("cell_type"):
             # the usual shapes: keys sorted, nothing to repair (but a legacy cell's id)
@@ -306,11 +381,7 @@ def _join_sources(nb: Notebook) -> CellSurvey:
             repairable.append(index)
         if broken is None and cell_structure_problem(cell, future) is not None:
             broken = index
-    return CellSurvey(
-        frozenset(suspect),
-        frozenset(repairable),
-        None if broken is None else structure_problem(nb),
-    )
+    return CellFacts(tuple(suspect), tuple(repairable), broken is not None)
 
 
 def _stored_like_nbformat(cell: dict[str, Any]) -> bool:
