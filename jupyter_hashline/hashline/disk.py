@@ -52,7 +52,7 @@ from .filesystem import ByteStorage, Filesystem, WriteResult
 __all__ = ["DiskFilesystem", "decode_text", "encode_text"]
 
 _NEW_FILE_MODE = 0o666  # the kernel applies the umask at creation
-INLINE_READ_BYTES = 1024 * 1024
+INLINE_READ_BYTES = 4 * 1024 * 1024
 
 
 class DiskFilesystem(Filesystem, ByteStorage):

@@ -48,6 +48,7 @@ from ..hashline.filesystem import (
     RebaseRefusal,
     WriteResult,
 )
+from .cellmatch import CellMatch, match_cells
 from .errors import InvalidNotebookError
 from .executed import Executed, with_executed
 from .ids import IdNotes, IdSource, display_ids, id_notes
@@ -163,11 +164,17 @@ class NotebookFilesystem(Filesystem):
         merged, warnings = self._merge(base, content, current)
         if current is not None and merged is current.nb:
             return current
-        merged, repairs = repair_cells(merged, _to_look_at(current, merged))
-        self._check_merged(path, current, merged)
-        written = self._serialize(path, current, merged)
-        if current is not None:
-            splice_views(current, written)
+        if current is None:
+            merged, repairs = repair_cells(merged)
+            self._check_merged(path, None, merged)
+            return self._serialize(path, None, merged), (*warnings, *repairs)
+        match = match_cells(current.nb.get("cells", []), merged.get("cells", []))
+        merged, repairs = repair_cells(merged, _to_look_at(current, match))
+        if repairs:
+            match = match_cells(current.nb.get("cells", []), merged.get("cells", []))
+        self._check_merged(path, current, merged, match)
+        written = self._serialize(path, current, merged, match)
+        splice_views(current, written)
         return written, (*warnings, *repairs)
 
     async def preflight_write(self, path: str) -> None:
@@ -218,8 +225,9 @@ class NotebookFilesystem(Filesystem):
         if merged is current.nb:
             return WriteResult(self._view(current), warnings)
         with paused_gc():
-            self._check_merged(path, current, merged)
-            written = self._serialize(path, current, merged)
+            match = match_cells(current.nb.get("cells", []), merged.get("cells", []))
+            self._check_merged(path, current, merged, match)
+            written = self._serialize(path, current, merged, match)
             splice_views(current, written)
         landed, write_notes = await self._write_raw(path, written.raw)
         loaded = self._landed(path, written, landed)
@@ -398,16 +406,22 @@ class NotebookFilesystem(Filesystem):
         )
 
     def _serialize(
-        self, path: str, current: LoadedNotebook | None, merged: dict[str, Any]
+        self,
+        path: str,
+        current: LoadedNotebook | None,
+        merged: dict[str, Any],
+        match: CellMatch | None = None,
     ) -> LoadedNotebook:
         """`merged` with its file bytes: the current file's bytes for the cells it kept where
-        the file is in nbformat's layout, else serialized in full (also for small files, where
-        checking the layout costs as much as serializing). Text that cannot be UTF-8 is
-        refused (`NotTextError`)."""
-        small = current is None or len(current.raw) < SMALL_FILE
-        if not small and current is not None and current.layout is not None:
+        the file is in nbformat's layout, else serialized in full (also for a small file whose
+        layout is not known yet, where checking it costs as much as serializing). Text that
+        cannot be UTF-8 is refused (`NotTextError`)."""
+        layout = None
+        if current is not None:
+            layout = current.layout if len(current.raw) >= SMALL_FILE else current.known_layout()
+        if current is not None and layout is not None:
             try:
-                built = assemble(current.raw, current.nb, current.layout, merged)
+                built = assemble(current.raw, current.nb, layout, merged, match)
             except UnicodeEncodeError:
                 built = None  # serialized in full below, which names the character
             if built is not None:
@@ -425,14 +439,17 @@ class NotebookFilesystem(Filesystem):
             )
 
     def _check_merged(
-        self, path: str, current: LoadedNotebook | None, merged: Mapping[str, Any]
+        self,
+        path: str,
+        current: LoadedNotebook | None,
+        merged: Mapping[str, Any],
+        match: CellMatch | None = None,
     ) -> None:
         cells: Sequence[Any] = merged.get("cells", [])
-        if current is None or not _same_top(current.nb, merged):
+        if current is None or match is None or not _same_top(current.nb, merged):
             problem = notebook_problem(merged)
         else:
-            before = {id(cell) for cell in current.nb.get("cells", [])}
-            changed = [cell for cell in cells if id(cell) not in before]
+            changed = [cells[index] for index in match.fresh()]
             problem = cells_problem(merged, changed, lambda: _shown_names(cells))
         if problem is not None:
             raise InvalidNotebookError(
@@ -442,18 +459,11 @@ class NotebookFilesystem(Filesystem):
             )
 
 
-def _to_look_at(current: LoadedNotebook | None, merged: Mapping[str, Any]) -> list[int] | None:
-    """The cells of `merged` a repair must look at: new or changed ones, and unchanged ones the
-    load found in need of one (None: all, for a new notebook)."""
-    if current is None:
-        return None
-    where = {id(cell): index for index, cell in enumerate(current.nb.get("cells", []))}
-    flagged = current.survey.repairable
-    return [
-        k
-        for k, cell in enumerate(merged.get("cells", []))
-        if (index := where.get(id(cell))) is None or index in flagged
-    ]
+def _to_look_at(current: LoadedNotebook, match: CellMatch) -> list[int]:
+    """The cells of the merged notebook a repair must look at: new or changed ones, and kept
+    ones the load found in need of one."""
+    flagged = (match.new_index(index) for index in current.survey.repairable)
+    return sorted({*match.fresh(), *(index for index in flagged if index is not None)})
 
 
 def _same_top(base: Mapping[str, Any], merged: Mapping[str, Any]) -> bool:

@@ -13,7 +13,8 @@ Invariants:
 - `find_layout` trusts a file's cell bytes only when: the cells are found exactly where the
   layout puts them (as many as the notebook has), everything after the cells equals what the
   serializer writes for the notebook's top level, and a sample of cells (the first, the last and
-  evenly spaced ones, up to `SAMPLE` in all) re-serializes to exactly its bytes. Cells the loader
+  evenly spaced ones, up to `SAMPLE` in all, each moved to the nearest cell of at most
+  `SAMPLE_BYTES` where it is larger) re-serializes to exactly its bytes. Cells the loader
   saw stored unlike nbformat (`suspect`) are never reused. A file nbformat wrote passes; files
   other tools wrote (other indents, unsorted keys, minified, sources stored as strings) fail
   on the first check that sees it, and are serialized in full.
@@ -30,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .cellmatch import CellMatch, match_cells
 from .serialize import cell_json, serialize_notebook
 
 HEAD = b'{\n "cells": [\n  '
@@ -38,6 +40,7 @@ _EMPTY_HEAD = '{\n "cells": []'
 _CELL_END = b"\n  }"
 _CELLS_END = b"\n ]"
 SAMPLE = 8
+SAMPLE_BYTES = 16 * 1024
 
 Span = tuple[int, int]
 
@@ -132,9 +135,20 @@ def _sample_matches(
 ) -> bool:
     count = len(cells)
     step = max(1, (count - 1) // (SAMPLE - 1))
-    picked = {0, count - 1, *range(0, count, step)}
+    picked = {_small_near(i, spans) for i in {0, count - 1, *range(0, count, step)}}
     sample = sorted(i for i in picked if i not in suspect)[:SAMPLE]
     return all(_utf8(cell_json(cells[i])) == raw[spans[i][0] : spans[i][1]] for i in sample)
+
+
+def _small_near(index: int, spans: Sequence[Span]) -> int:
+    """`index`, or the nearest cell after or before it whose JSON is at most `SAMPLE_BYTES`
+    long: a cell holding megabytes of image data tells no more about the file's layout than a
+    small one, and costs its megabytes to serialize (`index` itself when all are large)."""
+    for offset in range(len(spans)):
+        for near in (index + offset, index - offset):
+            if 0 <= near < len(spans) and spans[near][1] - spans[near][0] <= SAMPLE_BYTES:
+                return near
+    return index
 
 
 def assemble(
@@ -142,10 +156,12 @@ def assemble(
     base: Mapping[str, Any],
     layout: CellLayout,
     merged: Mapping[str, Any],
+    match: CellMatch | None = None,
 ) -> tuple[bytes, CellLayout] | None:
     """`serialize_notebook(merged)` as UTF-8, built from `raw` where `merged` kept `base`'s
     cells, and the layout of those bytes; None when `merged` has no cells or no top-level tail.
-    Raises `UnicodeEncodeError` for text that cannot be UTF-8 (a lone surrogate)."""
+    `match`: `match_cells(base cells, merged cells)` when the caller has it. Raises
+    `UnicodeEncodeError` for text that cannot be UTF-8 (a lone surrogate)."""
     cells: Sequence[Any] = merged.get("cells", [])
     if _same_top(base, merged):
         tail: bytes | None = raw[layout.tail_start :]
@@ -154,11 +170,16 @@ def assemble(
         tail = None if text is None else text.encode("utf-8")
     if not cells or tail is None:
         return None
-    where = {id(cell): i for i, cell in enumerate(base.get("cells", []))}
+    match = match or match_cells(base.get("cells", []), cells)
     builder = _Builder(raw, layout)
-    for cell in cells:
-        index = where.get(id(cell))
-        builder.add(cell, index)
+    builder.kept(0, match.head, cells)
+    for index in range(match.head, len(cells) - match.tail):
+        found = match.between.get(index)
+        if found is None:
+            builder.serialized(cells[index])
+        else:
+            builder.kept(found, found + 1, cells[index : index + 1])
+    builder.kept(match.old_count - match.tail, match.old_count, cells[len(cells) - match.tail :])
     return builder.finish(tail)
 
 
@@ -169,7 +190,8 @@ def _same_top(base: Mapping[str, Any], merged: Mapping[str, Any]) -> bool:
 
 
 class _Builder:
-    """Collects the new text: runs of reused cells as one slice each, new cells serialized."""
+    """Collects the new bytes: each run of kept cells as one slice of the old bytes (split where
+    a kept cell's bytes must not be reused), other cells serialized."""
 
     def __init__(self, raw: bytes, layout: CellLayout) -> None:
         self.raw = raw
@@ -177,47 +199,42 @@ class _Builder:
         self.parts: list[bytes] = [HEAD]
         self.spans: list[Span] = []
         self.pos = len(HEAD)
-        self.run: tuple[int, int] | None = None  # (first, last) base index of the open run
 
-    def add(self, cell: Any, index: int | None) -> None:
-        reused = index is not None and self.layout.reusable(index)
-        first = not self.spans
-        start = self.pos + (0 if first else len(SEPARATOR))
-        if reused and index is not None:
-            span = self.layout.spans[index]
-            if self.run is not None and self.run[1] == index - 1:
-                self.run = (self.run[0], index)
-            else:
-                self._close_run()
-                self._separate(first)
-                self.run = (index, index)
-            length = span[1] - span[0]
-        else:
-            self._close_run()
-            self._separate(first)
-            text = cell_json(cell).encode("utf-8")
-            self.parts.append(text)
-            length = len(text)
-        self.spans.append((start, start + length))
-        self.pos = start + length
+    def kept(self, first: int, stop: int, cells: Sequence[Any]) -> None:
+        """Old cells `first..stop-1`, which are `cells` in the new version."""
+        done = first
+        for index in sorted(i for i in self.layout.suspect if first <= i < stop):
+            self._slice(done, index)
+            self.serialized(cells[index - first])
+            done = index + 1
+        self._slice(done, stop)
 
-    def _separate(self, first: bool) -> None:
-        if not first:
-            self.parts.append(SEPARATOR)
+    def serialized(self, cell: Any) -> None:
+        self._separate()
+        text = cell_json(cell).encode("utf-8")
+        self.parts.append(text)
+        self.spans.append((self.pos, self.pos + len(text)))
+        self.pos += len(text)
 
-    def _close_run(self) -> None:
-        if self.run is None:
+    def _slice(self, first: int, stop: int) -> None:
+        if first >= stop:
             return
-        first = self.layout.spans[self.run[0]]
-        last = self.layout.spans[self.run[1]]
-        self.parts.append(self.raw[first[0] : last[1]])
-        self.run = None
+        self._separate()
+        spans = self.layout.spans
+        start, end = spans[first][0], spans[stop - 1][1]
+        self.parts.append(self.raw[start:end])
+        shift = self.pos - start
+        self.spans.extend([(a + shift, b + shift) for a, b in spans[first:stop]])
+        self.pos += end - start
+
+    def _separate(self) -> None:
+        if self.spans:
+            self.parts.append(SEPARATOR)
+            self.pos += len(SEPARATOR)
 
     def finish(self, tail: bytes) -> tuple[bytes, CellLayout]:
-        self._close_run()
         self.parts.append(tail)
-        data = b"".join(self.parts)
-        return data, CellLayout(tuple(self.spans), self.pos)
+        return b"".join(self.parts), CellLayout(tuple(self.spans), self.pos)
 
 
 def written_layout(data: bytes, nb: Mapping[str, Any]) -> CellLayout | None:

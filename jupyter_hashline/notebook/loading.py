@@ -193,6 +193,13 @@ class LoadedNotebook:
                 self._layout = find_layout(self.raw, self.nb, self.survey.suspect)
         return self._layout  # type: ignore[return-value]
 
+    def known_layout(self) -> CellLayout | None:
+        """The layout when it is known or needs no checking (`written`), else None: a small
+        file's layout check would cost about what serializing it costs."""
+        if self._layout is _UNSET and not self._written:
+            return None
+        return self.layout
+
     def top_level_problem(self) -> str | None:
         """The schema problem of everything but the cells (metadata, version), or None. Cached."""
         if self._top is _UNSET:

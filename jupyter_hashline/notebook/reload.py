@@ -19,9 +19,9 @@ Invariants:
   or written there by this layer); the changed stretch is parsed as a run of array elements
   (each cell alone where it is laid out as nbformat writes it), and a changed top level as the
   object it closes; so the whole file parses to the old cells around the new ones.
-- The new layout is exact for the changed cells: each is re-serialized and compared, and one
-  stored unlike nbformat is `suspect` (its bytes are never reused); elsewhere it inherits the
-  old layout. Cells of a stretch not laid out as nbformat writes them leave no layout.
+- The new layout has the changed cells' exact spans (each was parsed alone there) and marks
+  them `suspect`: their bytes are reused only after a write has serialized them; elsewhere it
+  inherits the old layout. A stretch not laid out as nbformat writes it leaves no layout.
 """
 
 from __future__ import annotations
@@ -42,7 +42,6 @@ from .loading import (
     version_flags,
 )
 from .region import common_prefix, common_suffix
-from .serialize import cell_json
 from .validation import structure_problem
 
 __all__ = ["reload_notebook"]
@@ -112,9 +111,7 @@ def _new_cells(
     )
     new_layout = None
     if fresh_spans is not None:
-        new_layout = _spliced(
-            layout, stretch, raw, fresh, fresh_spans, survey, len(raw) - len(old.raw)
-        )
+        new_layout = _spliced(layout, stretch, fresh_spans, survey, len(raw) - len(old.raw))
     return LoadedNotebook(
         raw, nb, layout=new_layout, survey=survey, top_level=old.top_level_problem()
     )
@@ -152,26 +149,20 @@ def _moved(
 def _spliced(
     layout: CellLayout,
     stretch: _Stretch,
-    raw: bytes,
-    fresh: list[dict[str, Any]],
     fresh_spans: list[Span],
     survey: CellSurvey,
     delta: int,
 ) -> CellLayout:
-    """The old layout with the stretch's spans replaced and the spans after it moved."""
+    """The old layout with the stretch's spans replaced and the spans after it moved. The
+    stretch's cells are suspect: their bytes are reused only once a write has serialized them
+    (a read that no write follows never pays for checking them)."""
     spans = layout.spans
     after = [(start + delta, end + delta) for start, end in spans[stretch.last + 1 :]]
-    exact = {
-        stretch.first + i
-        for i, (cell, (start, end)) in enumerate(zip(fresh, fresh_spans, strict=True))
-        if cell_json(cell).encode("utf-8", "surrogatepass") == raw[start:end]
-    }
-    fresh_range = range(stretch.first, stretch.first + len(fresh))
-    suspect = survey.suspect | {i for i in fresh_range if i not in exact}
+    fresh = range(stretch.first, stretch.first + len(fresh_spans))
     return CellLayout(
         (*spans[: stretch.first], *fresh_spans, *after),
         layout.tail_start + delta,
-        suspect,
+        survey.suspect | frozenset(fresh),
     )
 
 
