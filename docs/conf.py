@@ -39,8 +39,11 @@ html_theme_options = {
 html_show_sourcelink = False
 
 # Where the generated reference pages read their facts (see _ext/hashline_reference.py).
-hashline_config_classes = ["jupyter_hashline.server.app.HashlineExtension"]
-hashline_overlay_keys = "jupyter_hashline.server.config._TIGHTENERS"
+hashline_config_classes = [
+    "jupyter_hashline.server.app.HashlineExtension",
+    "jupyter_hashline.agent.settings.HashlineSession",
+]
+hashline_overlay_keys = "jupyter_hashline.server.config.OVERLAY_KEYS"
 hashline_openapi = "jupyter_hashline.server.openapi.openapi_document"
-hashline_tool_specs = "jupyter_hashline.agent.tools.TOOL_SPECS"
+hashline_tool_specs = "jupyter_hashline.tools.catalog.mcp_definitions"
 hashline_cli_parser = "jupyter_hashline.cli.build_parser"

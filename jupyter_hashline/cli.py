@@ -183,6 +183,8 @@ def _outputs(args: argparse.Namespace) -> int:
 def _mcp(args: argparse.Namespace) -> int:
     from .mcp.server import serve_stdio
 
+    if args.print_config:
+        return _print_host_config(args)
     try:
         workspace = _workspace(args)
     except HashlineError as err:
@@ -192,6 +194,56 @@ def _mcp(args: argparse.Namespace) -> int:
     print(f"{PROG} mcp: serving the notebook tools on {workspace.describe}", file=sys.stderr)
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(serve_stdio(workspace))
+    return DONE
+
+
+def _print_host_config(args: argparse.Namespace) -> int:
+    """Print what an agent host needs to start this very server (`mcp --print-config HOST`)."""
+    from . import __version__
+    from .mcp.hosts import Host, Launch, default_executable, host_config, launch_command
+
+    options: list[str] = []
+    env: dict[str, str] = {}
+    if args.server:
+        options += ["--server", args.server]
+        token = args.token or os.environ.get("JUPYTER_TOKEN")
+        if token:
+            env["JUPYTER_TOKEN"] = token
+    else:
+        options += ["--root", str(Path(args.root or os.getcwd()).resolve())]
+        if args.store:
+            store = args.store if args.store == ":memory:" else str(Path(args.store).resolve())
+            options += ["--store", store]
+    if getattr(args, "allow_run", False):
+        options.append("--allow-run")
+    program = default_executable(sys.executable, Path(sys.executable).parent / PROG)
+    command, *rest = launch_command(program, options)
+    launch = Launch(command, tuple(rest), env)
+    config = host_config(Host(args.print_config), launch, version=__version__)
+    print(config.text, end="")
+    print(config.where, file=sys.stderr)
+    return DONE
+
+
+CONFIGURABLES = (
+    "jupyter_hashline.server.app.HashlineExtension",
+    "jupyter_hashline.agent.settings.HashlineSession",
+)
+"""The classes whose traits `config` lists (`jupyter server --help-all` lists only the server's
+own classes: it prints help while parsing arguments, before any extension is found)."""
+
+
+def _config(args: argparse.Namespace) -> int:
+    """Print every jupyter-hashline configuration trait, as `--help-all` prints traits."""
+    from traitlets.utils.importstring import import_item
+
+    for dotted in CONFIGURABLES:
+        cls = import_item(dotted)
+        title = f"{cls.__name__} options (c.{cls.__name__}.NAME = value in a Jupyter config file)"
+        print(f"{title}\n{'-' * len(title)}")
+        for _, trait in sorted(cls.class_own_traits(config=True).items()):
+            print(cls.class_get_trait_help(trait))
+        print()
     return DONE
 
 
@@ -281,6 +333,12 @@ def _add_tool_commands(commands: Any) -> None:
     outputs.set_defaults(run=_outputs)
 
 
+def _hosts() -> list[Any]:
+    from .mcp.hosts import Host
+
+    return list(Host)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
@@ -291,7 +349,16 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     _add_tool_commands(commands)
     mcp = commands.add_parser("mcp", help="serve the notebook tools to an MCP client on stdio")
+    mcp.add_argument(
+        "--print-config",
+        metavar="HOST",
+        choices=[host.value for host in _hosts()],
+        help="print what HOST needs to start this server, with absolute paths, and exit: "
+        + ", ".join(host.value for host in _hosts()),
+    )
     mcp.set_defaults(run=_mcp)
+    config = commands.add_parser("config", help="list every configuration trait with its help")
+    config.set_defaults(run=_config)
     demo = commands.add_parser("demo", help="a scripted agent editing a notebook, offline")
     demo.set_defaults(run=_demo)
     sim = commands.add_parser("simulator", help="serve the offline provider simulator")

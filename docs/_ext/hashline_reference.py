@@ -57,7 +57,7 @@ def config_page(class_names: Sequence[str], overlay_keys: Iterable[str]) -> str:
     for dotted in class_names:
         cls = _import(dotted)
         lines += [f"## {cls.__name__}", "", _cell(cls.__doc__ or "").strip(), ""]
-        for name, trait in sorted(cls.class_traits(config=True).items()):
+        for name, trait in sorted(cls.class_own_traits(config=True).items()):
             lines += _trait_entry(cls.__name__, name, trait)
     keys = ", ".join(f"`{key}`" for key in sorted(overlay_keys))
     lines += [
@@ -224,7 +224,8 @@ def generate(app: Sphinx) -> None:
     overlay_keys = _import(config.hashline_overlay_keys)
     _write(out / "configuration.md", config_page(config.hashline_config_classes, overlay_keys))
     _write(out / "rest.md", rest_page(_import(config.hashline_openapi)()))
-    _write(out / "tools.md", tools_page(_import(config.hashline_tool_specs)))
+    specs = _import(config.hashline_tool_specs)
+    _write(out / "tools.md", tools_page(specs() if callable(specs) else specs))
     _write(out / "cli.md", cli_page(_import(config.hashline_cli_parser)()))
 
 

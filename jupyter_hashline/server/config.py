@@ -139,6 +139,10 @@ _TIGHTENERS: dict[str, Callable[[HashlineSettings, Any], HashlineSettings | str]
 }
 
 
+OVERLAY_KEYS = frozenset(_TIGHTENERS)
+"""The settings a workspace overlay may change (each only to tighten it)."""
+
+
 def apply_workspace_overlay(
     settings: HashlineSettings, overlay: Mapping[str, Any]
 ) -> OverlayResult:
