@@ -225,3 +225,22 @@ async def test_with_the_notebook_open_the_person_sees_the_output_arrive(
     stored = disk_cells(jp_root_dir)  # the room saved right after the run
     assert stored[1]["outputs"][0]["text"] == ["first\n", "second\n"]
     assert stored[1]["execution_count"] == 1
+
+
+async def test_with_the_notebook_open_a_persons_typing_in_the_cell_refuses_the_run(
+    api: Api, jp_root_dir: Path, jp_serverapp: Any, open_in_lab: OpenInLab
+) -> None:
+    write_notebook(jp_root_dir / NB, "print(6 * 7)")
+    tag = await read_tag(api)
+    async with open_in_lab(NB) as person:
+        person.ycells[0]["source"].insert(0, "import shutil  # half-typed\n")
+        for _ in range(250):  # until the typing reached the server's document
+            _, view = await api("read", params={"path": NB})
+            if "half-typed" in view["view"]:
+                break
+            await asyncio.sleep(0.02)
+        status, reply = await run(api, tag=tag, cells=["cell-0"])
+        assert (status, reply["error"]) == (409, "stale_cells")
+        assert "*2:import shutil  # half-typed" in reply["message"].splitlines()
+        assert person.get_cell(0)["execution_count"] is None
+    assert await jp_serverapp.session_manager.list_sessions() == []

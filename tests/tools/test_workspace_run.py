@@ -278,3 +278,16 @@ async def test_closing_the_workspace_shuts_its_kernels_down(tmp_path: Path) -> N
     await ws.aclose()
     assert not await kernel.manager.is_alive()
     assert running(ws) == {}
+
+
+async def test_with_the_warn_policy_unseen_lines_run_with_a_note(tmp_path: Path) -> None:
+    write_notebook(tmp_path, shown="a = 1", hidden="print('hidden')")
+    ws = open_directory(tmp_path, ":memory:", seen_lines="warn", run_with=DirectoryKernelPool)
+    try:
+        tag = await tag_of_read(ws, cells=["shown"])
+        run = await call(ws, "notebook_run", path=NB, tag=tag, cells=["hidden"])
+    finally:
+        await ws.aclose()
+    assert not run.is_error, run.text
+    assert run.reply["cells"][0]["status"] == "ok"
+    assert "note: you were never shown line(s) 6 of the cells that ran" in run.text
