@@ -53,6 +53,41 @@ class Comparison:
         )
 
 
+@dataclass
+class Aggregate:
+    """A summary of many comparisons' ratios (median, p90 or max) against a target."""
+
+    name: str
+    ratios: list[float]
+    statistic: str  # "median", "p90" or "max"
+    target: float | None = None
+
+    @property
+    def ratio(self) -> float:
+        if self.statistic == "max":
+            return max(self.ratios)
+        if self.statistic == "p90" and len(self.ratios) > 1:
+            return statistics.quantiles(self.ratios, n=10, method="inclusive")[-1]
+        return statistics.median(self.ratios)
+
+    @property
+    def spread(self) -> tuple[float, float]:
+        return min(self.ratios), max(self.ratios)
+
+    @property
+    def met(self) -> bool | None:
+        return None if self.target is None else self.ratio <= self.target
+
+    def row(self) -> str:
+        lo, hi = self.spread
+        target = "" if self.target is None else f"  target <= {self.target:g}x"
+        verdict = {None: "", True: "  MET", False: "  MISSED"}[self.met]
+        return (
+            f"{self.name:<48} {self.ratio:7.3f}x  [{lo:.3f}..{hi:.3f}]  "
+            f"{self.statistic} of {len(self.ratios)} ratios{target}{verdict}"
+        )
+
+
 def _time_once(fn: Callable[[], object]) -> float:
     start = time.perf_counter()
     fn()
@@ -67,13 +102,22 @@ def compare(
     repeats: int,
     target: float | None = None,
     setup: Callable[[], object] | None = None,
+    prepare: tuple[Callable[[], object], Callable[[], object]] | None = None,
 ) -> Comparison:
-    """Time `candidate` and `baseline` alternately `repeats` times (after one warm-up each)."""
+    """Time `candidate` and `baseline` alternately `repeats` times (after one warm-up each).
+
+    `setup` runs (untimed) before every timed call; `prepare` is a pair of untimed steps, the
+    first run before each candidate call, the second before each baseline call."""
     result = Comparison(name, candidate[0], baseline[0], target=target)
+    steps = prepare or (lambda: None, lambda: None)
     for warm in (True, False):
         for _ in range(1 if warm else repeats):
-            pair = [(candidate[1], result.candidate_s), (baseline[1], result.baseline_s)]
-            for fn, sink in pair:
+            pair = [
+                (candidate[1], result.candidate_s, steps[0]),
+                (baseline[1], result.baseline_s, steps[1]),
+            ]
+            for fn, sink, step in pair:
+                step()
                 if setup is not None:
                     setup()
                 gc.collect()
@@ -91,7 +135,9 @@ def parse_args(description: str) -> argparse.Namespace:
     return parser.parse_args()
 
 
-def report(title: str, rows: list[Comparison], json_path: Path | None = None) -> None:
+def report(
+    title: str, rows: list[Comparison] | list[Comparison | Aggregate], json_path: Path | None = None
+) -> None:
     """Print the table and write the raw figures as JSON."""
     print(f"\n== {title}  (ratio = median candidate / median baseline; [spread])")
     for row in rows:

@@ -2,6 +2,10 @@
 
 A real Jupyter server runs in a subprocess on 127.0.0.1 (loopback only) with jupyter_hashline
 enabled. Cases, each measured side by side in one run (bench/harness.py):
+- cold: a person saves the notebook through the contents API between two edits (as JupyterLab
+  does), then the agent reads its cell and patches one line (`GET hashline/read` + `POST
+  hashline/patch`) vs the peer's `GET api/contents` + `PUT` on an identical copy; target
+  <= 0.6x.
 - latency: one REST patch (`POST hashline/patch`, replacing one line of one cell, chained on
   the header of the previous reply) vs `GET api/contents/<nb>` + `PUT` of the model with that
   line changed, on two identical copies of one notebook; target <= 0.7x.
@@ -222,6 +226,52 @@ def latency_case(server: LocalServer, repeats: int) -> Comparison:
     )
 
 
+class PersonSaves:
+    """A person saving the notebook through the contents API (as JupyterLab does) between two
+    edits: GET the model, change their own cell, PUT it back. Untimed."""
+
+    def __init__(self, client: Client, path: str, cell: int) -> None:
+        self.client, self.url, self.cell, self.count = client, f"/api/contents/{path}", cell, 0
+
+    def save(self) -> None:
+        self.count += 1
+        status, model = self.client.request("GET", f"{self.url}?content=1&type=notebook")
+        assert status == 200, model
+        nb = model["content"]
+        nb["cells"][self.cell]["source"] += f"\n# saved by a person {self.count}"
+        status, body = self.client.request(
+            "PUT", self.url, {"type": "notebook", "format": "json", "content": nb}
+        )
+        assert status == 200, body
+
+
+class ReadPatchAgent(PatchAgent):
+    """Reads its cell, then replaces its line 2: after a person's save its header is stale."""
+
+    def step(self) -> None:
+        view = self.client.read(self.path, cells=f"cell-{self.cell}")
+        self.header = view["header"]
+        self.line = int(view["view"].split("\n")[2].split(":", 1)[0])  # the person shifted it
+        super().step()
+
+
+def person_saving_case(server: LocalServer, repeats: int) -> Comparison:
+    agent = ReadPatchAgent(server.client(), "rest.ipynb", 7)
+    peer = ContentsPeer(server.client(), "peer.ipynb", 7)
+    people = (
+        PersonSaves(server.client(), "rest.ipynb", 3),
+        PersonSaves(server.client(), "peer.ipynb", 3),
+    )
+    return compare(
+        "cold REST read + patch vs GET+PUT, a person saves between",
+        ("hashline GET read + POST patch", agent.step),
+        ("contents GET + PUT", peer.step),
+        repeats=repeats,
+        target=0.6,
+        prepare=(people[0].save, people[1].save),
+    )
+
+
 def throughput_case(
     server: LocalServer, clients: int, steps: int, repeats: int
 ) -> tuple[Comparison, int]:
@@ -248,7 +298,7 @@ def main() -> None:
         shutil.copy(root / "rest.ipynb", root / "peer.ipynb")
         size_kb = (root / "rest.ipynb").stat().st_size // 1024
         with LocalServer(root, work / "home") as server:
-            rows = [latency_case(server, repeats)]
+            rows = [person_saving_case(server, repeats), latency_case(server, repeats)]
             loads = {n: throughput_case(server, n, steps, max(1, repeats // 3)) for n in (1, 4, 8)}
         rows += [row for row, _ in loads.values()]
         report(f"server REST, notebook of {cells} cells ({size_kb} KB), loopback", rows, args.json)

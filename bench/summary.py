@@ -39,6 +39,36 @@ def _safety_rows(payload: Mapping[str, Any]) -> list[str]:
     return [*lines, f"{'safety':<9}hashline targets, all together: {met}"]
 
 
+BASELINE = Path(__file__).resolve().parent / "warm_baseline.json"
+WARM_SLACK = 1.10
+
+
+def check(files: Mapping[str, Path], baseline_path: Path = BASELINE) -> list[str]:
+    """Every miss of a run: rows over their target, the safety verdict, warm rows more than 10%
+    above their baseline ratio, benchmarks that wrote nothing. Empty: all met."""
+    baseline = json.loads(baseline_path.read_text()) if baseline_path.is_file() else {}
+    misses: list[str] = []
+    for bench, path in files.items():
+        if not path.is_file():
+            misses.append(f"{bench}: no figures (the benchmark did not finish)")
+            continue
+        payload = json.loads(path.read_text())
+        if isinstance(payload, dict):
+            if not payload["hashline"]["met"]:
+                misses.append(f"{bench}: hashline's safety targets missed")
+            continue
+        for row in payload:
+            if row.get("target") is not None and not row["met"]:
+                misses.append(f"{bench}: {row['name']}: {row['ratio']:.3f}x > {row['target']}x")
+            base = baseline.get(row["name"])
+            if base is not None and row["ratio"] > base * WARM_SLACK:
+                misses.append(
+                    f"{bench}: {row['name']}: {row['ratio']:.3f}x, more than 10% above the "
+                    f"warm baseline {base:.3f}x"
+                )
+    return misses
+
+
 def summarize(files: Mapping[str, Path], combined: Path, *, smoke: bool = False) -> list[str]:
     """The summary lines; writes every benchmark's raw figures into `combined`."""
     lines = ["", "== summary: median ratio [spread over repeats], target, verdict"]

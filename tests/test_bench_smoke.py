@@ -60,7 +60,7 @@ def check_zones(rows: Rows, stdout: str) -> None:
 
 
 def check_server(rows: Rows, stdout: str) -> None:
-    assert [row["name"].split()[0] for row in rows] == ["one-line", "1", "4", "8"]
+    assert [row["name"].split()[0] for row in rows] == ["cold", "one-line", "1", "4", "8"]
     assert all(row["ratio"] > 0 for row in rows)
     assert "patches/s" in stdout
 
@@ -83,7 +83,16 @@ def check_safety(payload: Any, stdout: str) -> None:
     assert all(row["payload_bytes"] > 0 for row in payload["results"])
 
 
+def check_cold(rows: Rows, stdout: str) -> None:
+    names = [row["name"] for row in rows]
+    assert "validator FastJsonSchemaValidator" in stdout or "validator" in stdout
+    assert any(n.startswith("cold 20 cells: read + one-line patch vs nbformat") for n in names)
+    assert any(n.startswith("cold 20 cells: read + one-line patch vs JSON floor") for n in names)
+    assert all(row["ratio"] > 0 for row in rows)
+
+
 CHECKS: dict[str, Callable[[Any, str], None]] = {
+    "cold": check_cold,
     "engine": check_engine,
     "notebook": check_notebook,
     "zones": check_zones,

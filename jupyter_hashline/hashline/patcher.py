@@ -304,7 +304,7 @@ class Patcher:
         warnings = self._check_seen(section, live.key, live.text)
         applied = self._apply(section.edits, live, section.header)
         seen = self.store.seen_lines(live.key, section.tag, agent=self.agent)
-        carried = frozenset(m for n in seen if (m := applied.map_line(n)) is not None)
+        carried = applied.map_lines(seen)
         return _Prepared(section, live, applied, tuple(warnings), "", carried)
 
     def _prepare_edges(self, section: PatchSection, live: _Live) -> _Prepared:

@@ -10,7 +10,8 @@ Invariants:
   metadata, other cells and notebook metadata are untouched. Unchanged cells are the very
   same objects in the result (so serialization reuses their bytes); `nb` is never modified.
 - When nothing changes (same outputs and count, or no named cell found), `nb` itself is
-  returned. Names that match no code cell are returned, so the caller can say so.
+  returned; outputs are compared with line lists joined, however the file stores them.
+  Names that match no code cell are returned, so the caller can say so.
 - Outputs are stored as given (nbformat v4 output dicts, multi-line strings joined, as the
   notebook layer keeps them in memory); serialization splits them as Jupyter does.
 """
@@ -21,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .ids import display_ids
+from .loading import rejoined_outputs
 from .projection import cell_type_of
 
 Executed = tuple[Sequence[Mapping[str, Any]], int | None]
@@ -52,7 +54,8 @@ def with_executed(
 
 def _with_outputs(cell: Mapping[str, Any], run: Executed) -> Any:
     outputs, count = [dict(output) for output in run[0]], run[1]
-    if cell.get("outputs") == outputs and cell.get("execution_count") == count:
+    same = cell.get("execution_count") == count and rejoined_outputs(cell.get("outputs")) == outputs
+    if same:
         return cell
     updated = type(cell)(cell) if isinstance(cell, dict) else dict(cell)
     updated["outputs"] = outputs

@@ -2,13 +2,19 @@
 
 Wraps any `Filesystem` (disk, in-memory, the server's contents manager). For `.ipynb` paths:
 `read_text` returns the projection (hashline's, or a jupytext format); `write_text` re-reads the
-current notebook, merges the text into it, validates what changed, serializes exactly as
-Jupyter does, writes through the inner filesystem (atomic there) and returns the projection of
-what landed. Every other path passes through untouched.
+current notebook, merges the text into it, repairs what JupyterLab repairs on save (repair.py),
+validates what changed, serializes exactly as Jupyter does, writes through the inner filesystem
+(atomic there) and returns the projection of what landed. Every other path passes through.
 
 Invariants:
-- A write never touches a file that cannot be parsed or that fails validation (repairable id
-  problems aside): it raises `InvalidNotebookError` saying why and what to do.
+- A write never touches a file that cannot be parsed, whose top level (metadata, version)
+  fails validation, or that the edit would make invalid (a changed or new cell failing the
+  schema): it raises `InvalidNotebookError` saying why and what to do. Cells the edit does not
+  change are not validated again (that would cost more than the whole write): they are kept
+  exactly as they are.
+- The text written is `nbformat.writes(merged) + "\n"`; where the file is in nbformat's layout
+  the cells the edit did not change keep their bytes (layout.py), so a one-line edit serializes
+  one cell.
 - Writing the text a read returned changes nothing and writes nothing, so the file stays byte
   identical (whatever its layout).
 - Parsing is cached by the raw file text (a read followed by a write parses once; the text a
@@ -29,16 +35,22 @@ from ..hashline.errors import AnchorError, HashlineError, is_not_found
 from ..hashline.filesystem import Filesystem, LineRebase, RebaseRefusal, WriteResult
 from .errors import InvalidNotebookError
 from .executed import Executed, with_executed
-from .ids import IdSource
+from .ids import IdSource, display_ids
 from .jupytext_view import check_format, jupytext_text, merge_jupytext
-from .loading import LoadedNotebook, changed_cells_problem, load_notebook, notebook_problem
+from .layout import CellLayout, assemble, written_layout
+from .loading import LoadedNotebook, load_notebook, paused_gc
 from .merge import merge_projection
 from .outputs import DEFAULT_MAX_CHARS, cell_outputs, output_summary
 from .projection import cell_source, parse_projection
 from .rebase import rebase_lines
+from .region import merge_edit
+from .repair import repair_cells
 from .serialize import CellJsonCache, serialize_notebook
+from .validation import cells_problem, notebook_problem
 
 HASHLINE = "hashline"
+SMALL_FILE = 32 * 1024
+"""Below this many characters a notebook is serialized whole rather than by reusing bytes."""
 SUMMARY_PREFIX = "   ⎿ "
 
 
@@ -50,14 +62,17 @@ def _output_notes(nb: Mapping[str, Any], summaries: CellJsonCache) -> dict[int, 
     notes: dict[int, tuple[str, ...]] = {}
     line = 1
     for cell in nb.get("cells", []):
-        source = cell_source(cell)
+        source = cell.get("source", "")
+        if not isinstance(source, str):
+            source = cell_source(cell)
         line += source.count("\n") + 1 if source else 0
-        summary = summaries.get(cell)
-        if summary is None:
-            summary = output_summary(cell) or ""
-            summaries.put(cell, summary)
-        if summary:
-            notes[line] = (SUMMARY_PREFIX + summary,)
+        if cell.get("outputs"):
+            summary = summaries.get(cell)
+            if summary is None:
+                summary = output_summary(cell) or ""
+                summaries.put(cell, summary)
+            if summary:
+                notes[line] = (SUMMARY_PREFIX + summary,)
         line += 1
     return notes
 
@@ -112,17 +127,29 @@ class NotebookFilesystem(Filesystem):
         if not is_notebook_path(path):
             return await self._inner_write(path, content)
         current = await self._read_if_exists(path)
+        with paused_gc():
+            planned = self._plan_write(path, current, content)
+        if isinstance(planned, LoadedNotebook):
+            return WriteResult(self._view(planned))
+        written, notes = planned
+        landed = await self._inner_write(path, written.raw)
+        loaded = self._remember(path, written, landed.text)
+        return WriteResult(self._view(loaded), (*notes, *landed.warnings))
+
+    def _plan_write(
+        self, path: str, current: LoadedNotebook | None, content: str
+    ) -> LoadedNotebook | tuple[LoadedNotebook, tuple[str, ...]]:
+        """The notebook to write and the notes on it, or `current` when nothing changes."""
         if current is not None:
             self._check_writable(path, current)
         base = current.nb if current is not None else new_notebook()
-        merged, warnings = self._merge(base, content)
+        merged, warnings = self._merge(base, content, current)
         if current is not None and merged is current.nb:
-            return WriteResult(self._view(current))
+            return current
+        merged, repairs = repair_cells(merged, _to_look_at(current, merged))
         self._check_merged(path, current, merged)
-        text = serialize_notebook(merged, cache=self._cells)
-        landed = await self._inner_write(path, text)
-        loaded = self._remember(path, LoadedNotebook(text, merged, validated=True), landed.text)
-        return WriteResult(self._view(loaded), (*warnings, *landed.warnings))
+        text, layout = self._serialize(current, merged)
+        return LoadedNotebook(text, merged, layout=layout), (*warnings, *repairs)
 
     async def preflight_write(self, path: str) -> None:
         preflight = getattr(self.inner, "preflight_write", None)
@@ -171,10 +198,11 @@ class NotebookFilesystem(Filesystem):
         )
         if merged is current.nb:
             return WriteResult(self._view(current), warnings)
-        self._check_merged(path, current, merged)
-        text = serialize_notebook(merged, cache=self._cells)
+        with paused_gc():
+            self._check_merged(path, current, merged)
+            text, layout = self._serialize(current, merged)
         landed = await self._inner_write(path, text)
-        loaded = self._remember(path, LoadedNotebook(text, merged, validated=True), landed.text)
+        loaded = self._remember(path, LoadedNotebook(text, merged, layout=layout), landed.text)
         return WriteResult(self._view(loaded), (*warnings, *landed.warnings))
 
     # -- optional engine capabilities ----------------------------------------------------------
@@ -282,12 +310,45 @@ class NotebookFilesystem(Filesystem):
             return None
         return loaded if loaded.projection == text else None
 
-    def _merge(self, base: dict[str, Any], content: str) -> tuple[dict[str, Any], list[str]]:
-        if self.hashline:
-            return merge_projection(
-                base, content, clear_outputs_on_edit=self.clear_outputs_on_edit, new_id=self._new_id
+    def _merge(
+        self, base: dict[str, Any], content: str, current: LoadedNotebook | None
+    ) -> tuple[dict[str, Any], list[str]]:
+        if not self.hashline:
+            return merge_jupytext(base, content, self.projection)
+        if current is not None:
+            region = merge_edit(
+                base,
+                current.projection,
+                content,
+                shown=current.ids,
+                starts=current.marker_starts,
+                all_ids=frozenset(current.ids.ids),
+                clear_outputs_on_edit=self.clear_outputs_on_edit,
+                new_id=self._new_id,
             )
-        return merge_jupytext(base, content, self.projection)
+            if region is not None:
+                return region
+        return merge_projection(
+            base,
+            content,
+            clear_outputs_on_edit=self.clear_outputs_on_edit,
+            new_id=self._new_id,
+            shown=current.ids if current is not None else None,
+        )
+
+    def _serialize(
+        self, current: LoadedNotebook | None, merged: dict[str, Any]
+    ) -> tuple[str, CellLayout | None]:
+        """The file text of `merged`: the current file's bytes for the cells it kept where the
+        file is in nbformat's layout, else serialized in full (also for small files, where
+        checking the layout costs as much as serializing)."""
+        small = current is None or len(current.raw) < SMALL_FILE
+        if not small and current is not None and current.layout is not None:
+            built = assemble(current.raw, current.nb, current.layout, merged)
+            if built is not None:
+                return built
+        text = serialize_notebook(merged, cache=self._cells)
+        return text, None if len(text) < SMALL_FILE else written_layout(text, merged)
 
     def _check_writable(self, path: str, current: LoadedNotebook) -> None:
         problem = current.write_problem()
@@ -302,20 +363,41 @@ class NotebookFilesystem(Filesystem):
         self, path: str, current: LoadedNotebook | None, merged: Mapping[str, Any]
     ) -> None:
         cells: Sequence[Any] = merged.get("cells", [])
-        if (
-            current is None
-            or not self.hashline
-            or current.nb.get("nbformat_minor") != merged.get("nbformat_minor")
-        ):
+        if current is None or not _same_top(current.nb, merged):
             problem = notebook_problem(merged)
         else:
             before = {id(cell) for cell in current.nb.get("cells", [])}
             changed = [cell for cell in cells if id(cell) not in before]
-            names = {id(cell): str(cell.get("id", "?")) for cell in changed}
-            problem = changed_cells_problem(merged, changed, names)
+            problem = cells_problem(merged, changed, lambda: _shown_names(cells))
         if problem is not None:
             raise InvalidNotebookError(
-                f"The edit would make {path} an invalid notebook ({problem}). Nothing was "
-                "written. Cell types are code, markdown and raw; fix the marker or the text "
-                "and send the edit again."
+                f"After the edit {path} would not be a valid notebook ({problem}). Nothing "
+                "was written. Cell types are code, markdown and raw; fix the marker or the "
+                "text and send the edit again."
             )
+
+
+def _to_look_at(current: LoadedNotebook | None, merged: Mapping[str, Any]) -> list[int] | None:
+    """The cells of `merged` a repair must look at: new or changed ones, and unchanged ones the
+    load found in need of one (None: all, for a new notebook)."""
+    if current is None:
+        return None
+    where = {id(cell): index for index, cell in enumerate(current.nb.get("cells", []))}
+    flagged = current.survey.repairable
+    return [
+        k
+        for k, cell in enumerate(merged.get("cells", []))
+        if (index := where.get(id(cell))) is None or index in flagged
+    ]
+
+
+def _same_top(base: Mapping[str, Any], merged: Mapping[str, Any]) -> bool:
+    """Whether everything but the cells is the very same (so it needs no validation again)."""
+    if base.keys() != merged.keys():
+        return False
+    return all(merged[key] is base[key] for key in base if key != "cells")
+
+
+def _shown_names(cells: Sequence[Any]) -> dict[int, str]:
+    shown = display_ids([c if isinstance(c, Mapping) else {} for c in cells]).ids
+    return {id(cell): cid for cell, cid in zip(cells, shown, strict=True)}

@@ -1,82 +1,204 @@
-"""Reading notebook files into memory, and validating notebooks (whole, or only what changed).
+"""Reading notebook files into memory.
 
 Invariants:
-- `load_notebook(raw)` gives the notebook nbformat.reads would give for a v4 file (multi-line
-  fields joined, transient keys dropped), as plain dicts, without repairing anything and without
-  nbformat's per-read validation cost. Files older than v4 are converted by nbformat and then
-  treated as legacy (their converted ids are random, so they are not shown).
+- `load_notebook(raw)` gives the notebook nbformat.reads would give for a v4 file (cell sources
+  joined, transient keys dropped), as plain dicts, without repairing anything and without
+  nbformat's per-read validation cost, with one difference: outputs and attachments stay as the
+  file stores them (lists of lines are not joined). Nothing reads or copies an output that no
+  one asks about; the serializer and the output views accept both forms.
+  Files older than v4 are converted by nbformat and then treated as legacy (their converted ids
+  are random, so they are not shown).
+- The JSON is parsed by orjson when it is installed and accepts the text, else by the standard
+  library (which also reads NaN, huge integers and lone surrogates), so both give one result.
 - A file that is not JSON, or not a notebook at all, raises `InvalidNotebookError` saying what
-  to do; a notebook that merely fails schema validation loads (it can be read) and reports the
-  problem from `LoadedNotebook.write_problem()`: it cannot be written.
-- Missing ids and duplicate ids in a 4.5+ notebook are repairable: the first write stores the
-  shown ids (missing) or fresh ones (duplicates), with a warning.
-- Validation runs at most once per loaded text (cached on the `LoadedNotebook`).
+  to do. Schema problems do not stop a read; writes validate what they change (validation.py).
+- Each loaded text knows where its cells' bytes are (layout.py), so a write can reuse the bytes
+  of the cells it does not change; the check that the layout is nbformat's runs once per text,
+  on the first write that needs it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import copy
+import gc
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import nbformat
-from nbformat.validator import ValidationError, better_validation_error, get_validator
 
 from .errors import InvalidNotebookError
-from .ids import DisplayIds, display_ids, is_legacy
-from .projection import project_notebook
+from .ids import DisplayIds, display_ids
+from .layout import CellLayout, find_layout
+from .projection import marker_starts, project_notebook
+from .repair import needs_repair
+from .validation import cell_structure_problem, structure_problem, top_level_problem
+
+try:  # orjson is a declared dependency; the stdlib keeps working where it cannot be installed
+    import orjson
+
+    _fast_loads: Callable[[str], Any] | None = orjson.loads
+except ImportError:  # pragma: no cover - exercised only without orjson
+    _fast_loads = None
 
 Notebook = dict[str, Any]
 _NB_TRANSIENT = ("orig_nbformat", "orig_nbformat_minor", "signature")
-_UNCHECKED = object()
+_SORTED_CELL_KEYS = frozenset(
+    {
+        ("cell_type", "execution_count", "id", "metadata", "outputs", "source"),
+        ("cell_type", "execution_count", "metadata", "outputs", "source"),
+        ("cell_type", "id", "metadata", "source"),
+        ("cell_type", "metadata", "source"),
+        ("attachments", "cell_type", "id", "metadata", "source"),
+        ("attachments", "cell_type", "metadata", "source"),
+    }
+)
+"""The key orders of ordinary cells as nbformat writes them (sorted): checked by one lookup."""
+_SORTED_OUTPUT_KEYS = frozenset(
+    {
+        ("name", "output_type", "text"),
+        ("data", "execution_count", "metadata", "output_type"),
+        ("data", "metadata", "output_type"),
+        ("ename", "evalue", "output_type", "traceback"),
+    }
+)
+_ORDINARY = {
+    ("cell_type", "execution_count", "id", "metadata", "outputs", "source"): "code",
+    ("cell_type", "execution_count", "metadata", "outputs", "source"): "code",
+    ("cell_type", "id", "metadata", "source"): "markdown",
+    ("cell_type", "metadata", "source"): "markdown",
+}
+"""Key orders of the commonest cells, each with the only cell type it is ordinary for."""
+SPLIT_MIMES = frozenset({"application/javascript", "image/svg+xml"})
+"""Mime types besides `text/*` whose values nbformat stores as lists of lines."""
+_UNSET = object()
+
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building or walking a notebook.
+
+    Parsing a large notebook allocates hundreds of thousands of acyclic objects; each batch of
+    them makes the collector rescan every object alive in the process (several times the cost
+    of the parse itself in a server holding other notebooks). Nothing built here holds a cycle,
+    so pausing loses nothing; the previous state is restored, and nesting is harmless."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def parse_json(raw: str) -> Any:
+    """`json.loads(raw)`, by orjson where it can (it is several times faster on large files)."""
+    if _fast_loads is not None:
+        try:
+            return _fast_loads(raw)
+        except (ValueError, TypeError):
+            pass  # NaN, integers over 64 bits, lone surrogates, or not JSON: let json decide
+    return json.loads(raw)
 
 
 class LoadedNotebook:
     """One version of a notebook file: its raw text, the notebook, and what it projects to.
 
-    Treat `nb` as immutable: it is shared with caches (serialized cells, projections).
+    Treat `nb` as immutable: it is shared with caches (projections, summaries, the layout).
+    `survey` says which cells are stored unlike nbformat (a source not stored as its lines,
+    transient metadata, unsorted keys: their bytes are never reused), which need a repair on
+    write, and which is too broken to write.
     """
 
-    __slots__ = ("_ids", "_problem", "_projection", "_views", "nb", "raw")
+    __slots__ = (
+        "_ids",
+        "_layout",
+        "_projection",
+        "_starts",
+        "_top",
+        "_views",
+        "nb",
+        "raw",
+        "survey",
+    )
 
-    def __init__(self, raw: str, nb: Notebook, *, validated: bool = False) -> None:
-        """`validated=True` when the caller already validated `nb` (e.g. it just wrote it)."""
+    def __init__(
+        self,
+        raw: str,
+        nb: Notebook,
+        *,
+        layout: CellLayout | object | None = _UNSET,
+        survey: CellSurvey | None = None,
+    ) -> None:
+        """`layout` when the caller knows it (it just wrote `raw`), else found on demand;
+        `survey` when the cells were surveyed (else the cells count as checked and clean: a
+        notebook this package just built)."""
         self.raw = raw
         self.nb = nb
+        self.survey = survey or CellSurvey()
+        self._layout = layout
+        self._top: object = _UNSET
         self._projection: str | None = None
+        self._starts: list[int] | None = None
         self._ids: DisplayIds | None = None
-        self._problem: object = None if validated else _UNCHECKED
         self._views: dict[str, Any] = {}
 
     @property
     def projection(self) -> str:
         if self._projection is None:
-            self._projection = project_notebook(self.nb)
+            with paused_gc():
+                self._projection = project_notebook(self.nb, self.ids.ids)
         return self._projection
+
+    @property
+    def marker_starts(self) -> list[int]:
+        """Offsets of the marker lines in `projection` (cached)."""
+        if self._starts is None:
+            self._starts = marker_starts(self.projection)
+        return self._starts
 
     @property
     def ids(self) -> DisplayIds:
         if self._ids is None:
-            self._ids = display_ids(self.nb.get("cells", []))
+            with paused_gc():
+                self._ids = display_ids(self.nb.get("cells", []))
         return self._ids
+
+    @property
+    def layout(self) -> CellLayout | None:
+        """Where each cell's bytes are in `raw`, when they can be reused as they are (cached)."""
+        if self._layout is _UNSET:
+            self._layout = find_layout(self.raw, self.nb, self.survey.suspect)
+        return self._layout  # type: ignore[return-value]
+
+    def write_problem(self) -> str | None:
+        """Why this notebook can be read but not written, or None: its top level (metadata,
+        version) fails the schema, or a cell is too broken to be a cell (validation.py). Other
+        schema problems of cells are left to the writes that change those cells. Cached."""
+        if self._top is _UNSET:
+            self._top = top_level_problem(self.nb) or self.survey.broken
+        return self._top  # type: ignore[return-value]
 
     def view(self, fmt: str, render: Callable[[Notebook, str], Any]) -> Any:
         """`render(nb, fmt)`, computed once per `fmt` (jupytext texts, annotations, ...)."""
         if fmt not in self._views:
-            self._views[fmt] = render(self.nb, fmt)
+            with paused_gc():
+                self._views[fmt] = render(self.nb, fmt)
         return self._views[fmt]
-
-    def write_problem(self) -> str | None:
-        """Why this notebook cannot be written (schema problems), or None. Cached."""
-        if self._problem is _UNCHECKED:
-            self._problem = notebook_problem(self.nb)
-        return self._problem  # type: ignore[return-value]
 
 
 def load_notebook(raw: str, path: str = "notebook") -> LoadedNotebook:
     """Parse a notebook file's text (see the module docstring)."""
+    with paused_gc():
+        return _load(raw, path)
+
+
+def _load(raw: str, path: str) -> LoadedNotebook:
     try:
-        data = json.loads(raw)
+        data = parse_json(raw)
     except ValueError as err:
         raise InvalidNotebookError(
             f"{path} is not valid JSON ({err}), so it cannot be read as a notebook. Repair the "
@@ -87,7 +209,7 @@ def load_notebook(raw: str, path: str = "notebook") -> LoadedNotebook:
             f"{path} is JSON but not a notebook (no integer `nbformat` field)."
         )
     if data["nbformat"] != 4:
-        return LoadedNotebook(raw, _converted(raw, data["nbformat"], path))
+        return LoadedNotebook(raw, _converted(raw, data["nbformat"], path), layout=None)
     if not isinstance(data.get("cells"), list):
         raise InvalidNotebookError(f"{path} is not a readable notebook: it has no `cells` list.")
     odd = next((n for n, cell in enumerate(data["cells"]) if not isinstance(cell, dict)), None)
@@ -96,8 +218,7 @@ def load_notebook(raw: str, path: str = "notebook") -> LoadedNotebook:
             f"{path} is not a readable notebook: cell {odd + 1} is not a JSON object. Repair the "
             "file (or restore it from version control), then read it again."
         )
-    rejoin_lines(data)
-    return LoadedNotebook(raw, data)
+    return LoadedNotebook(raw, data, survey=_join_sources(data))
 
 
 def _converted(raw: str, version: int, path: str) -> Notebook:
@@ -118,8 +239,131 @@ def _converted(raw: str, version: int, path: str) -> Notebook:
     return rejoin_lines(nb)
 
 
+@dataclass(frozen=True, slots=True)
+class CellSurvey:
+    """What one pass over a loaded notebook's cells found (indices into its cells).
+
+    `suspect`: stored unlike nbformat (their bytes are never reused); `repairable`: problems a
+    write repairs (repair.py); `broken`: the first cell too broken to be a cell, worded."""
+
+    suspect: frozenset[int] = frozenset()
+    repairable: frozenset[int] = frozenset()
+    broken: str | None = None
+
+
+def _join_sources(nb: Notebook) -> CellSurvey:
+    """In place: join cell sources, drop transient keys; survey the cells (one pass).
+
+    Outputs and attachments are left as stored (see the module docstring).
+    """
+    metadata = nb.get("metadata")
+    if isinstance(metadata, dict):
+        for key in _NB_TRANSIENT:
+            metadata.pop(key, None)
+    suspect: list[int] = []
+    repairable: list[int] = []
+    broken: int | None = None
+    minor = nb.get("nbformat_minor")
+    legacy = not isinstance(minor, int) or minor < 5
+    future = isinstance(minor, int) and minor > 5
+    for index, cell in enumerate(nb["cells"]):
+        shape = _ORDINARY.get(tuple(cell))
+        if shape is not None and shape == cell.get("cell_type"):
+            # the usual shapes: keys sorted, nothing to repair (but a legacy cell's id)
+            if not _join_cell_source(cell) or (
+                cell.get("outputs") and not _stored_like_nbformat(cell)
+            ):
+                suspect.append(index)
+            if legacy and "id" in cell:
+                repairable.append(index)
+            if (
+                type(cell["source"]) is not str
+                or type(cell["metadata"]) is not dict
+                or type(cell.get("outputs", ())) not in (list, tuple)
+            ):
+                broken = index if broken is None else broken
+            continue
+        if not _join_cell_source(cell) or not _stored_like_nbformat(cell):
+            suspect.append(index)
+        if needs_repair(cell, legacy):
+            repairable.append(index)
+        if broken is None and cell_structure_problem(cell, future) is not None:
+            broken = index
+    return CellSurvey(
+        frozenset(suspect),
+        frozenset(repairable),
+        None if broken is None else structure_problem(nb),
+    )
+
+
+def _stored_like_nbformat(cell: dict[str, Any]) -> bool:
+    """Whether the cell's outputs and attachments are stored as nbformat writes them, judged
+    from keys and value types only (no payload is read): line-split values as lists, other
+    values not, keys sorted."""
+    attachments = cell.get("attachments")
+    if attachments is not None and (
+        not isinstance(attachments, dict) or not all(map(_bundle_stored, attachments.values()))
+    ):
+        return False
+    outputs = cell.get("outputs")
+    if not outputs or cell.get("cell_type") != "code":
+        return True
+    if not isinstance(outputs, list):
+        return False
+    for output in outputs:
+        if not isinstance(output, dict):
+            return False
+        keys = tuple(output)
+        if keys not in _SORTED_OUTPUT_KEYS and list(keys) != sorted(keys):
+            return False
+        data = output.get("data")
+        if data is not None and not _bundle_stored(data):
+            return False
+        if output.get("output_type") == "stream" and type(output.get("text")) is not list:
+            return False
+    return True
+
+
+def _bundle_stored(bundle: Any) -> bool:
+    if not isinstance(bundle, dict) or not _sorted_keys(bundle):
+        return False
+    for mime, value in bundle.items():
+        split = mime.startswith("text/") or mime in SPLIT_MIMES
+        if split != isinstance(value, list) and not is_json_mime(mime):
+            return False
+    return True
+
+
+def _sorted_keys(mapping: dict[str, Any]) -> bool:
+    keys = list(mapping)
+    return keys == sorted(keys)
+
+
+def _join_cell_source(cell: dict[str, Any]) -> bool:
+    """Join the source in place; True when the cell was stored exactly as nbformat writes it
+    (as far as this cheap look can tell: source as its lines, no `trusted`, keys sorted)."""
+    canonical = True
+    source = cell.get("source")
+    if isinstance(source, list):
+        try:
+            joined = "".join(source)
+        except TypeError:
+            canonical = False
+        else:
+            cell["source"] = joined
+            canonical = joined.splitlines(True) == source
+    elif source is not None:
+        canonical = False
+    metadata = cell.get("metadata")
+    if isinstance(metadata, dict) and "trusted" in metadata:
+        del metadata["trusted"]
+        canonical = False
+    return canonical and (tuple(cell) in _SORTED_CELL_KEYS or _sorted_keys(cell))
+
+
 def rejoin_lines(nb: Notebook) -> Notebook:
-    """In place, as nbformat reads do: join line lists into strings; drop transient keys."""
+    """In place, as nbformat reads do: join every line list into a string (sources, outputs and
+    attachments); drop transient keys. The form a contents-manager notebook model has."""
     metadata = nb.get("metadata")
     if isinstance(metadata, dict):
         for key in _NB_TRANSIENT:
@@ -131,16 +375,11 @@ def rejoin_lines(nb: Notebook) -> Notebook:
 
 
 def _rejoin_cell(cell: dict[str, Any]) -> None:
-    source = cell.get("source")
-    if isinstance(source, list) and all(isinstance(line, str) for line in source):
-        cell["source"] = "".join(source)
+    _join_cell_source(cell)
     attachments = cell.get("attachments")
     if isinstance(attachments, dict):
         for bundle in attachments.values():
             _rejoin_bundle(bundle)
-    metadata = cell.get("metadata")
-    if isinstance(metadata, dict):
-        metadata.pop("trusted", None)
     if cell.get("cell_type") != "code" or not isinstance(cell.get("outputs"), list):
         return
     for output in cell["outputs"]:
@@ -149,92 +388,35 @@ def _rejoin_cell(cell: dict[str, Any]) -> None:
         kind = output.get("output_type", "")
         if kind in ("execute_result", "display_data"):
             _rejoin_bundle(output.get("data"))
-        elif (
-            kind
-            and isinstance(output.get("text"), list)
-            and all(isinstance(line, str) for line in output["text"])
-        ):
-            output["text"] = "".join(output["text"])
+        elif kind and isinstance(output.get("text"), list):
+            output["text"] = joined_lines(output["text"])
+
+
+def rejoined_outputs(outputs: Any) -> Any:
+    """A copy of a cell's `outputs` with every line list joined (the form kernels produce and
+    contents-manager models hold), to compare outputs whatever form they are stored in."""
+    cell = {"cell_type": "code", "outputs": copy.deepcopy(outputs)}
+    _rejoin_cell(cell)
+    return cell["outputs"]
 
 
 def _rejoin_bundle(bundle: Any) -> None:
     if not isinstance(bundle, dict):
         return
     for mime, value in bundle.items():
-        if _is_json_mime(mime) or not isinstance(value, list):
-            continue
-        if all(isinstance(line, str) for line in value):
-            bundle[mime] = "".join(value)
+        if not is_json_mime(mime) and isinstance(value, list):
+            bundle[mime] = joined_lines(value)
 
 
-def _is_json_mime(mime: str) -> bool:
+def joined_lines(value: list[Any]) -> Any:
+    """`"".join(value)` for a list of strings; any other list unchanged."""
+    try:
+        return "".join(value)
+    except TypeError:
+        return value
+
+
+def is_json_mime(mime: str) -> bool:
     return mime == "application/json" or (
         mime.startswith("application/") and mime.endswith("+json")
     )
-
-
-# -- validation --------------------------------------------------------------------------------
-
-
-def notebook_problem(nb: Mapping[str, Any]) -> str | None:
-    """The first schema problem of the whole notebook (ids repairable on write are ignored)."""
-    minor = nb.get("nbformat_minor", 0)
-    candidate: Any = nb
-    if not is_legacy(nb):
-        candidate = {**nb, "cells": _with_repairable_ids(nb.get("cells", []))}
-    return _schema_problem(candidate, minor if isinstance(minor, int) else 0)
-
-
-def changed_cells_problem(
-    nb: Mapping[str, Any], cells: Iterable[Mapping[str, Any]], names: Mapping[int, str]
-) -> str | None:
-    """Schema problems of the given cells only, each checked in `nb`'s notebook frame."""
-    minor = nb.get("nbformat_minor", 0)
-    frame = {k: v for k, v in nb.items() if k != "cells"}
-    for cell in cells:
-        problem = _schema_problem(
-            {**frame, "cells": [cell]}, minor if isinstance(minor, int) else 0
-        )
-        if problem is not None:
-            return f"cell {names.get(id(cell), '?')}: {problem.replace('data.cells[0]', 'cell')}"
-    return None
-
-
-def _with_repairable_ids(cells: list[Any]) -> list[Any]:
-    """The cells as the first write stores them: shown ids for missing ones, fresh duplicates."""
-    shown = display_ids([c if isinstance(c, Mapping) else {} for c in cells]).ids
-    seen: set[str] = set()
-    fixed: list[Any] = []
-    for index, (cell, cid) in enumerate(zip(cells, shown, strict=True)):
-        own = cell.get("id") if isinstance(cell, Mapping) else None
-        if isinstance(cell, Mapping) and (own is None or (isinstance(own, str) and own in seen)):
-            cell = {**cell, "id": cid if own is None else f"repaired-{index}"}
-        if isinstance(cell, Mapping) and isinstance(cell.get("id"), str):
-            seen.add(cell["id"])
-        fixed.append(cell)
-    return fixed
-
-
-def _schema_problem(nb: Any, minor: int) -> str | None:
-    """None when `nb` is valid; else the first problem, worded by jsonschema (slow, rare path)."""
-    validator = get_validator(version=4, version_minor=minor)
-    if validator is None:
-        return f"no schema is known for nbformat 4.{minor}"
-    try:
-        validator.validate(nb)
-    except ValidationError:
-        return _explain(nb, minor)
-    return None
-
-
-def _explain(nb: Any, minor: int) -> str:
-    explainer = get_validator(version=4, version_minor=minor, name="jsonschema")
-    for error in explainer.iter_errors(nb) if explainer is not None else ():
-        where = list(error.absolute_path)
-        message = better_validation_error(error, 4, minor).message
-        if len(where) >= 2 and where[0] == "cells" and isinstance(where[1], int):
-            cells = nb.get("cells", [])
-            shown = display_ids([c if isinstance(c, Mapping) else {} for c in cells]).ids
-            return f"cell {shown[where[1]]} (cell #{where[1] + 1}): {message}"
-        return f"{'/'.join(map(str, where)) or 'notebook'}: {message}"
-    return "the notebook does not match the nbformat schema"

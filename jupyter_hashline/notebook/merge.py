@@ -7,7 +7,8 @@
   `clear_outputs_on_edit` clears the outputs and execution count of edited code cells.
 - A marker without an id, or with an id the notebook does not have, is a new cell with a fresh
   nbformat id (reported). A second marker carrying an id already used above it is a new cell
-  too, with a fresh id and a warning.
+  too, with a fresh id and a warning. In a notebook older than 4.5 new cells get no id field
+  (that version has none); the report names the id the cell will be shown with.
 - Cells whose markers are gone are deleted (reported); moving markers moves cells; deleting a
   marker merges a cell into the one above; adding one splits a cell.
 - Changing `[code]` to `[markdown]` drops outputs and execution count; the reverse gives empty
@@ -18,14 +19,15 @@ Invariants:
 - `nb` is never modified. Cells that did not change are the very same objects in the result
   (so serialization can reuse their bytes); changed cells are new dicts.
 - Merging the unchanged projection returns `nb` itself and no warnings, legacy or not.
-- The first merge that changes a notebook older than 4.5 upgrades it to 4.5 and stores the ids
-  the projection showed; a 4.5 notebook with missing or duplicate ids is repaired the same way,
-  with a warning.
+- Minimal diffs: a notebook keeps its `nbformat_minor`; a notebook older than 4.5 gets no ids
+  stored (its ids stay derived from positions); a 4.5 notebook with missing or duplicate ids
+  gets the shown ids (missing) or fresh ones (duplicates) stored, with a warning.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from nbformat import NotebookNode, from_dict
@@ -35,6 +37,7 @@ from .projection import ProjectedCell, cell_source, cell_type_of, parse_projecti
 
 Notebook = dict[str, Any]
 Cell = dict[str, Any]
+_Note = str | tuple[int, int, int | None]
 _CODE_ONLY = ("outputs", "execution_count")
 
 
@@ -44,78 +47,148 @@ def merge_projection(
     *,
     clear_outputs_on_edit: bool = False,
     new_id: IdSource | None = None,
+    shown: DisplayIds | None = None,
 ) -> tuple[Notebook, list[str]]:
-    """The notebook `text` describes, merged into `nb`, and the warnings to report."""
-    parsed = parse_projection(text)
+    """The notebook `text` describes, merged into `nb`, and the warnings to report.
+
+    `shown` is `display_ids(nb["cells"])` when the caller has it already."""
+    return merge_parsed(
+        nb,
+        parse_projection(text),
+        clear_outputs_on_edit=clear_outputs_on_edit,
+        new_id=new_id,
+        shown=shown,
+    )
+
+
+def merge_parsed(
+    nb: Mapping[str, Any],
+    parsed: Sequence[ProjectedCell],
+    *,
+    clear_outputs_on_edit: bool = False,
+    new_id: IdSource | None = None,
+    shown: DisplayIds | None = None,
+    other_ids: Collection[str] = (),
+) -> tuple[Notebook, list[str]]:
+    """`merge_projection` of an already parsed text; `other_ids` are ids fresh ones must also
+    avoid (a part of a notebook is being merged, and they are the rest's)."""
     cells: Sequence[Mapping[str, Any]] = nb.get("cells", [])
-    shown = display_ids(cells)
-    taken = set(shown.ids) | {p.cell_id for p in parsed if p.cell_id}
-    fresh = fresh_id_factory(taken, new_id)
+    shown = display_ids(cells) if shown is None else shown
+    fresh = _lazy_fresh(shown, parsed, new_id, other_ids)
     node = isinstance(nb, NotebookNode)
-    merged, warnings, consumed = _merge_cells(
-        cells, shown, parsed, fresh, node, clear_outputs_on_edit
+    legacy = is_legacy(nb)
+    merged, notes, consumed = _merge_cells(
+        cells, shown, parsed, _Options(fresh, node, clear_outputs_on_edit, legacy)
     )
     if len(merged) == len(cells) and all(m[0] is c for m, c in zip(merged, cells, strict=True)):
         return nb if isinstance(nb, dict) else dict(nb), []
+    result = type(nb)(nb) if isinstance(nb, dict) else dict(nb)
+    warnings: list[str] = []
+    if legacy:
+        result["cells"] = [cell for cell, _, _ in merged]
+    else:
+        result["cells"] = _persist_ids(merged, fresh, warnings)
+    final = display_ids(result["cells"]).ids if legacy and len(notes) else ()
+    said = [
+        note
+        if isinstance(note, str)
+        else _new_cell_note(parsed[note[1]], _final_id(final, merged, note[0]), note[2])
+        for note in notes
+    ]
     deleted = [shown.ids[i] for i in range(len(cells)) if i not in consumed]
     if deleted:
-        warnings.append(f"deleted cell{'s' if len(deleted) > 1 else ''}: {', '.join(deleted)}")
-    result = type(nb)(nb) if isinstance(nb, dict) else dict(nb)
-    result["cells"] = _persist_ids(merged, result, fresh, warnings)
-    return result, warnings
+        said.append(f"deleted cell{'s' if len(deleted) > 1 else ''}: {', '.join(deleted)}")
+    return result, [*said, *warnings]
+
+
+def _lazy_fresh(
+    shown: DisplayIds,
+    parsed: Sequence[ProjectedCell],
+    new_id: IdSource | None,
+    other_ids: Collection[str] = (),
+) -> IdSource:
+    """A fresh-id source whose set of taken ids is built on its first call only (most merges
+    add no cell)."""
+    made: list[IdSource] = []
+
+    def fresh() -> str:
+        if not made:
+            taken = set(shown.ids) | {p.cell_id for p in parsed if p.cell_id} | set(other_ids)
+            made.append(fresh_id_factory(taken, new_id))
+        return made[0]()
+
+    return fresh
+
+
+@dataclass(frozen=True, slots=True)
+class _Options:
+    fresh: IdSource
+    node: bool
+    clear_outputs: bool
+    legacy: bool
 
 
 def _merge_cells(
     cells: Sequence[Mapping[str, Any]],
     shown: DisplayIds,
     parsed: Sequence[ProjectedCell],
-    fresh: IdSource,
-    node: bool,
-    clear_outputs: bool,
-) -> tuple[list[tuple[Any, str, bool]], list[str], set[int]]:
-    """Each merged cell with the id it was shown under (or got) and whether that id is derived."""
+    options: _Options,
+) -> tuple[list[tuple[Any, str, bool]], list[_Note], set[int]]:
+    """Each merged cell with the id it was shown under (or got) and whether that id is derived;
+    the notes in text order (a new cell's note waits for its final id: (merged index, parsed
+    index, line of an earlier marker with the same id)); the indices of the cells kept."""
     ids, derived = shown.ids, shown.derived
     positions: dict[str, list[int]] = {}
     for index, cid in enumerate(ids):
         positions.setdefault(cid, []).append(index)
     first_line: dict[str, int] = {}
     merged: list[tuple[Any, str, bool]] = []
-    warnings: list[str] = []
+    notes: list[_Note] = []
     consumed: set[int] = set()
-    for item in parsed:
+    for number, item in enumerate(parsed):
         queue = positions.get(item.cell_id or "")
         if item.cell_id is not None and queue:
             index = queue.pop(0)
             consumed.add(index)
             first_line.setdefault(item.cell_id, item.line)
-            cell = _merge_cell(cells[index], item, ids[index], node, clear_outputs, warnings)
+            cell = _merge_cell(cells[index], item, ids[index], options, notes)
             merged.append((cell, ids[index], index in derived))
             continue
-        cid = fresh()
-        merged.append((_new_cell(item.cell_type, cid, item.source, node), cid, False))
-        warnings.append(_new_cell_note(item, cid, first_line))
-    return merged, warnings, consumed
+        cid = options.fresh()
+        cell = _new_cell(item.cell_type, None if options.legacy else cid, item.source, options)
+        notes.append((len(merged), number, first_line.get(item.cell_id or "")))
+        merged.append((cell, cid, False))
+    return merged, notes, consumed
 
 
-def _new_cell_note(item: ProjectedCell, cid: str, first_line: Mapping[str, int]) -> str:
+def _final_id(final: Sequence[str], merged: Sequence[tuple[Any, str, bool]], index: int) -> str:
+    """The id a new cell is shown with after the merge (derived from its place in a legacy
+    notebook, else the fresh id it was given, possibly replaced when repairing duplicates)."""
+    if final:
+        return final[index]
+    cid = merged[index][0].get("id")
+    return cid if isinstance(cid, str) else merged[index][1]
+
+
+def _new_cell_note(item: ProjectedCell, cid: str, earlier: int | None) -> str:
     where = f"new {item.cell_type} cell id={cid} (line {item.line})"
-    if item.cell_id is None:
+    asked = item.cell_id
+    if asked is None:
         return where
-    if item.cell_id in first_line:
+    if earlier is not None:
         return (
-            f"{where}: id={item.cell_id} was already used by the marker on line "
-            f"{first_line[item.cell_id]}, so this copy got a fresh id"
+            f"{where}: id={asked} was already used by the marker on line {earlier}, so this "
+            "copy got a fresh id"
         )
-    return f"{where}: the notebook has no cell id={item.cell_id}, so it got a fresh id"
+    return f"{where}: the notebook has no cell id={asked}, so it got a fresh id"
 
 
 def _merge_cell(
     base: Mapping[str, Any],
     item: ProjectedCell,
     cid: str,
-    node: bool,
-    clear_outputs: bool,
-    warnings: list[str],
+    options: _Options,
+    warnings: list[_Note],
 ) -> Any:
     old_type = cell_type_of(base)
     if item.cell_type == old_type:
@@ -123,15 +196,15 @@ def _merge_cell(
             return base
         cell = type(base)(base) if isinstance(base, dict) else dict(base)
         cell["source"] = item.source
-        if clear_outputs and old_type == "code":
+        if options.clear_outputs and old_type == "code":
             cell["outputs"] = []
             cell["execution_count"] = None
         return cell
-    return _retyped(base, item, cid, node, warnings)
+    return _retyped(base, item, cid, options.node, warnings)
 
 
 def _retyped(
-    base: Mapping[str, Any], item: ProjectedCell, cid: str, node: bool, warnings: list[str]
+    base: Mapping[str, Any], item: ProjectedCell, cid: str, node: bool, warnings: list[_Note]
 ) -> Any:
     new_type, old_type = item.cell_type, cell_type_of(base)
     dropped = ("attachments", *_CODE_ONLY)
@@ -152,19 +225,21 @@ def _retyped(
     return from_dict(cell) if node else cell
 
 
-def _new_cell(cell_type: str, cid: str, source: str, node: bool) -> Any:
-    cell: Cell = {"cell_type": cell_type, "id": cid, "metadata": {}, "source": source}
+def _new_cell(cell_type: str, cid: str | None, source: str, options: _Options) -> Any:
+    cell: Cell = {"cell_type": cell_type, "metadata": {}, "source": source}
+    if cid is not None:
+        cell["id"] = cid
     if cell_type == "code":
         cell["outputs"] = []
         cell["execution_count"] = None
-    return from_dict(cell) if node else cell
+    return from_dict(cell) if options.node else cell
 
 
 def _persist_ids(
-    merged: list[tuple[Any, str, bool]], nb: Notebook, fresh: IdSource, warnings: list[str]
+    merged: list[tuple[Any, str, bool]], fresh: IdSource, warnings: list[str]
 ) -> list[Any]:
-    """Store the shown id in every cell (unique); upgrade notebooks older than 4.5 to 4.5."""
-    legacy = is_legacy(nb)
+    """Store the shown id in every cell of a 4.5 notebook, unique: a duplicate gets a fresh id,
+    a missing id the one that was shown (each repair reported in one warning)."""
     seen: set[str] = set()
     repaired: list[str] = []
     result: list[Any] = []
@@ -173,17 +248,13 @@ def _persist_ids(
         if cid in seen:
             cid = fresh()
             repaired.append(f"duplicate id {shown_id} -> {cid}")
-        elif derived and not legacy:
+        elif derived:
             repaired.append(f"missing id -> {cid}")
         seen.add(cid)
         if cell.get("id") != cid:
             cell = type(cell)(cell) if isinstance(cell, dict) else dict(cell)
             cell["id"] = cid
         result.append(cell)
-    if legacy:
-        old = f"{nb.get('nbformat', 4)}.{nb.get('nbformat_minor', 0)}"
-        nb["nbformat"], nb["nbformat_minor"] = 4, 5
-        warnings.append(f"notebook upgraded from nbformat {old} to 4.5: cell ids are now stored")
-    elif repaired:
+    if repaired:
         warnings.append("repaired cell ids: " + "; ".join(repaired))
     return result

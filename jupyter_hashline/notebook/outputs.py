@@ -4,6 +4,9 @@ Invariants:
 - Never base64 or other binary payloads in agent text: images and other binary data appear as
   sized placeholders (`[image/png 640x480, 34 KB]`); dimensions come from the image header
   (PNG, GIF, JPEG) or the output metadata, sizes from the decoded byte count.
+- Summaries and placeholders read only an output's type, length and (images) header bytes:
+  payloads are never joined, decoded or copied. Outputs may be stored as strings or as lists
+  of lines (as in the file); both read the same.
 - `cell_outputs` never returns more than `max_chars` characters of output text; when it clips,
   a visible marker says how much was left out and how to see more.
 - ANSI escape sequences (colors in tracebacks and logs) are stripped.
@@ -17,6 +20,7 @@ import json
 import re
 import struct
 from collections.abc import Mapping, Sequence
+from itertools import repeat
 from typing import Any
 
 from ..hashline.errors import AnchorError
@@ -53,6 +57,17 @@ def _line_count(text: str) -> int:
     return text.count("\n") + (0 if text.endswith("\n") or not text else 1)
 
 
+def _lines_in(value: Any) -> int:
+    """`_line_count` of a text payload (a string or a list of lines) without joining it."""
+    if isinstance(value, list) and value and isinstance(value[-1], str):
+        try:
+            breaks = sum(map(str.count, value, repeat("\n")))
+        except TypeError:  # not a list of strings
+            return _line_count(_as_text(value))
+        return breaks + (0 if value[-1].endswith("\n") else 1)
+    return _line_count(_as_text(value))
+
+
 def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
@@ -60,13 +75,55 @@ def _plural(count: int, word: str) -> str:
 # -- binary payloads ---------------------------------------------------------------------------
 
 
-def _decoded(value: str, limit: int | None = None) -> bytes:
-    data = value if limit is None else value[:limit]
-    data = "".join(data.split())
+def _decoded_head(value: Any, chars: int) -> bytes:
+    """The first bytes of a base64 payload (a string or a list of lines), from its first
+    `chars` characters only: the rest is never read or copied."""
+    head = value[:chars] if isinstance(value, str) else "".join(_first_chars(value, chars))
+    data = "".join(head.split())
     try:
         return base64.b64decode(data[: len(data) - len(data) % 4])
     except (binascii.Error, ValueError):
         return b""
+
+
+def _first_chars(lines: Any, chars: int) -> list[str]:
+    taken: list[str] = []
+    for line in lines if isinstance(lines, list) else ():
+        if not isinstance(line, str) or chars <= 0:
+            break
+        taken.append(line[:chars])
+        chars -= len(line)
+    return taken
+
+
+def _base64_size(value: Any) -> int:
+    """Decoded byte count of a base64 payload, counted without joining or copying it."""
+    parts = value if isinstance(value, list) else [value]
+    if not all(isinstance(part, str) for part in parts):
+        return 0
+    length = padding = 0
+    for part in parts:  # base64 holds no spaces: line breaks are its only whitespace
+        length += len(part) - part.count("\n") - (part.count("\r") if "\r" in part[:80] else 0)
+    for part in reversed(parts):
+        stripped = part.rstrip()
+        padding += len(stripped) - len(stripped.rstrip("="))
+        if stripped:
+            break
+    return max(0, length * 3 // 4 - padding)
+
+
+def _text_size(value: Any) -> int:
+    """UTF-8 byte count of a text payload (a string or a list of lines) without joining it."""
+    if isinstance(value, str):
+        return len(value) if value.isascii() else len(value.encode("utf-8", "surrogatepass"))
+    if isinstance(value, list):
+        try:
+            if all(map(str.isascii, value)):
+                return sum(map(len, value))
+            return sum(map(_text_size, value))
+        except TypeError:  # not a list of strings
+            pass
+    return len(_as_text(value).encode("utf-8", "surrogatepass"))
 
 
 def _image_size(head: bytes) -> tuple[int, int] | None:
@@ -96,16 +153,15 @@ def _jpeg_size(data: bytes) -> tuple[int, int] | None:
 
 
 def payload_label(mime: str, value: Any, metadata: Mapping[str, Any] | None = None) -> str:
-    """`image/png 640x480, 34 KB`: what a binary or bulky payload is, without its content."""
-    text = _as_text(value)
+    """`image/png 640x480, 34 KB`: what a binary or bulky payload is, without its content.
+
+    Reads only the payload's length and, for images, the few bytes of its header."""
     dims: tuple[int, int] | None = None
     if mime.startswith("image/") and mime != "image/svg+xml":
-        packed = "".join(text.split())
-        size = len(packed) * 3 // 4 - (len(packed) - len(packed.rstrip("=")))
-        head = _decoded(text, 65536 if mime == "image/jpeg" else 64)
-        dims = _image_size(head)
+        size = _base64_size(value)
+        dims = _image_size(_decoded_head(value, 65536 if mime == "image/jpeg" else 64))
     else:
-        size = len(text.encode("utf-8"))
+        size = _text_size(value)
     meta = (metadata or {}).get(mime)
     if dims is None and isinstance(meta, Mapping):
         width, height = meta.get("width"), meta.get("height")
@@ -121,7 +177,7 @@ def payload_label(mime: str, value: Any, metadata: Mapping[str, Any] | None = No
 def output_summary(cell: Mapping[str, Any]) -> str | None:
     """`outputs: stream (3 lines); image/png 640x480 (34 KB)`, or None without outputs."""
     outputs = cell.get("outputs")
-    if cell_type_of(cell) != "code" or not isinstance(outputs, list) or not outputs:
+    if not outputs or not isinstance(outputs, list) or cell_type_of(cell) != "code":
         return None
     items = [_summarize(output) for output in outputs[:_MAX_SUMMARY_ITEMS]]
     if len(outputs) > _MAX_SUMMARY_ITEMS:
@@ -130,25 +186,29 @@ def output_summary(cell: Mapping[str, Any]) -> str | None:
 
 
 def _summarize(output: Any) -> str:
-    if not isinstance(output, Mapping):
+    if not isinstance(output, (dict, Mapping)):
         return "unreadable output"
     kind = output.get("output_type")
     if kind == "stream":
         name = "stream" if output.get("name", "stdout") == "stdout" else str(output.get("name"))
-        return f"{name} ({_plural(_line_count(_as_text(output.get('text', ''))), 'line')})"
+        return f"{name} ({_plural(_lines_in(output.get('text', '')), 'line')})"
     if kind == "error":
         message = f"{output.get('ename', 'Error')}: {strip_ansi(str(output.get('evalue', '')))}"
         message = message.splitlines()[0] if message.strip() else message
         return "error " + (message[:77] + "..." if len(message) > 80 else message)
     data = output.get("data")
-    if isinstance(data, Mapping) and data:
+    if data and isinstance(data, (dict, Mapping)):
         return _summarize_bundle(data, output.get("metadata"))
     return str(kind or "output")
 
 
 def _summarize_bundle(data: Mapping[str, Any], metadata: Any) -> str:
     mimes = list(data)
-    image = next((m for m in mimes if m.startswith("image/")), None)
+    image = None
+    for mime in mimes:
+        if mime.startswith("image/"):
+            image = mime
+            break
     if image is not None:
         label = payload_label(
             image, data[image], metadata if isinstance(metadata, Mapping) else None
@@ -158,11 +218,11 @@ def _summarize_bundle(data: Mapping[str, Any], metadata: Any) -> str:
     if "application/vnd.jupyter.widget-view+json" in data:
         return "widget"
     if "text/html" in data:
-        return f"text/html ({human_size(len(_as_text(data['text/html']).encode('utf-8')))})"
+        return f"text/html ({human_size(_text_size(data['text/html']))})"
     if "text/plain" in data:
-        return f"text/plain ({_plural(_line_count(_as_text(data['text/plain'])), 'line')})"
+        return f"text/plain ({_plural(_lines_in(data['text/plain']), 'line')})"
     first = sorted(mimes)[0]
-    return f"{first} ({human_size(len(_as_text(data[first]).encode('utf-8')))})"
+    return f"{first} ({human_size(_text_size(data[first]))})"
 
 
 # -- full renderings ---------------------------------------------------------------------------

@@ -91,29 +91,37 @@ def cell_type_of(cell: Mapping[str, Any]) -> str:
     return cell_type if isinstance(cell_type, str) and cell_type else "code"
 
 
-def project_notebook(nb: Mapping[str, Any]) -> str:
-    """The projection text of `nb` (an nbformat v4 notebook in memory, or its plain dict)."""
+def project_notebook(nb: Mapping[str, Any], ids: Sequence[str] | None = None) -> str:
+    """The projection text of `nb` (an nbformat v4 notebook in memory, or its plain dict).
+
+    `ids` are `display_ids(nb["cells"]).ids` when the caller has them already."""
     cells: Sequence[Mapping[str, Any]] = nb.get("cells", [])
-    ids = display_ids(cells).ids
+    shown = display_ids(cells).ids if ids is None else ids
     parts: list[str] = []
-    for cell, cid in zip(cells, ids, strict=True):
-        parts.append(marker_line(cell_type_of(cell), cid))
-        source = cell_source(cell)
+    append = parts.append
+    for cell, cid in zip(cells, shown, strict=True):
+        kind = cell.get("cell_type")
+        append(f"# %% [{kind if isinstance(kind, str) and kind else 'code'}] id={cid}")
+        source = cell.get("source", "")
+        if not isinstance(source, str):
+            source = cell_source(cell)
         if source:
-            parts.append(escape_source(source))
+            append(escape_source(source) if MARKER_PREFIX in source else source)
     return "\n".join(parts) + "\n" if parts else ""
 
 
-def parse_projection(text: str) -> tuple[ProjectedCell, ...]:
-    """The cells of a projection text, in order (see the module docstring for the errors)."""
-    starts = _marker_starts(text)
+def parse_projection(text: str, first_line: int = 1) -> tuple[ProjectedCell, ...]:
+    """The cells of a projection text, in order (see the module docstring for the errors).
+
+    `first_line` is the number of the text's first line (for a part of a longer text)."""
+    starts = marker_starts(text)
     if text and (not starts or starts[0] != 0):
         raise InvalidNotebookError(
-            "line 1: text before the first cell marker. Every cell starts with a marker line; "
-            + MARKER_HELP
+            f"line {first_line}: text before the first cell marker. Every cell starts with a "
+            "marker line; " + MARKER_HELP
         )
     cells: list[ProjectedCell] = []
-    line = 1
+    line = first_line
     for index, start in enumerate(starts):
         if index:
             line += text.count("\n", starts[index - 1], start)
@@ -129,7 +137,7 @@ def parse_projection(text: str) -> tuple[ProjectedCell, ...]:
     return tuple(cells)
 
 
-def _marker_starts(text: str) -> list[int]:
+def marker_starts(text: str) -> list[int]:
     """Offsets of every line that starts with `# %%` (str.find: far faster than a regex)."""
     starts = [0] if text.startswith(MARKER_PREFIX) else []
     needle = "\n" + MARKER_PREFIX

@@ -14,6 +14,8 @@ Invariants:
   reused. The cache is keyed by object identity, so it is only for notebooks whose cells are
   treated as immutable values (the notebook layer never mutates a cell in place; merging copies
   the cells it changes). Without a cache every call serializes everything.
+- Outputs and attachments may come as nbformat stores them (lists of lines) or as nbformat
+  reads them (joined strings): both are written the way nbformat writes what it read.
 - Validation is not done here (see `validation.py`): nbformat.writes validates the whole
   notebook on every call; the notebook layer validates only what changed.
 """
@@ -53,9 +55,11 @@ class CellJsonCache:
         return entry[1]
 
     def put(self, cell: object, text: str) -> None:
-        self._entries[id(cell)] = (cell, text)
-        self._entries.move_to_end(id(cell))
-        while len(self._entries) > self._max:
+        key = id(cell)
+        if key in self._entries:
+            self._entries.move_to_end(key)
+        self._entries[key] = (cell, text)
+        if len(self._entries) > self._max:
             self._entries.popitem(last=False)
 
     def clear(self) -> None:
@@ -125,6 +129,7 @@ def disk_cell(cell: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _disk_output(output: Any) -> Any:
+    """An output as nbformat writes it: what its reader joins is joined, then split again."""
     if not isinstance(output, Mapping):
         return output
     kind = output.get("output_type")
@@ -132,20 +137,40 @@ def _disk_output(output: Any) -> Any:
         data = output.get("data")
         if isinstance(data, Mapping):
             return {**output, "data": _split_bundle(data)}
-    elif kind == "stream" and isinstance(output.get("text"), str):
-        return {**output, "text": output["text"].splitlines(True)}
-    return output
+        return output
+    text = output.get("text")
+    if isinstance(text, list) and kind:
+        text = _joined(text)
+    if kind == "stream" and isinstance(text, str):
+        return {**output, "text": text.splitlines(True)}
+    return output if text is output.get("text") else {**output, "text": text}
 
 
 def _split_bundle(bundle: Any) -> Any:
     if not isinstance(bundle, Mapping):
         return bundle
-    return {
-        mime: value.splitlines(True)
-        if isinstance(value, str) and (mime.startswith("text/") or mime in _SPLIT_MIMES)
-        else value
-        for mime, value in bundle.items()
-    }
+    return {mime: _disk_value(mime, value) for mime, value in bundle.items()}
+
+
+def _disk_value(mime: str, value: Any) -> Any:
+    if isinstance(value, list) and not _is_json_mime(mime):
+        value = _joined(value)
+    if isinstance(value, str) and (mime.startswith("text/") or mime in _SPLIT_MIMES):
+        return value.splitlines(True)
+    return value
+
+
+def _joined(value: list[Any]) -> Any:
+    try:
+        return "".join(value)
+    except TypeError:
+        return value
+
+
+def _is_json_mime(mime: str) -> bool:
+    return mime == "application/json" or (
+        mime.startswith("application/") and mime.endswith("+json")
+    )
 
 
 def _dump(obj: Any, newline: str) -> str:

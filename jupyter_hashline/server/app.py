@@ -197,7 +197,7 @@ class HashlineExtension(ExtensionApp):
             )
 
         self.service = build_service(
-            serverapp.contents_manager, store, settings, rooms, runner=runner
+            lambda: serverapp.contents_manager, store, settings, rooms, runner=runner
         )
         connect_events(
             serverapp.event_logger,

@@ -1,16 +1,24 @@
 """A `Filesystem` over the Jupyter server's contents manager (sync or async).
 
 Every byte goes through the contents manager, never `open()`, so checkpoints, jupytext pairing
-and custom storage backends keep working.
+and custom storage backends keep working. The manager is looked up on every call (the server's
+current one): jupytext's server extension replaces the server's contents manager after other
+extensions have loaded.
 
 Invariants:
 - Paths are API paths (see `paths.api_path`): relative to the server root, confined to it,
   symlinks included when the manager stores files on local disk; hidden paths are refused when
   the manager does not allow hidden files; paths outside `allowed_paths` are refused.
 - Reads ask for `type="file", format="text"`: the raw text as stored (for `.ipynb`, the JSON).
-- Notebooks are saved as notebook models (`type="notebook"`, content as `nbformat.reads` gives
-  it) so pre/post-save hooks and jupytext pairing run; other files as `type="file",
-  format="text"`. The landed text is read back.
+  A notebook paired by jupytext (`jupytext.formats` in its metadata) is read as a notebook
+  model instead, so jupytext merges a newer text twin exactly as JupyterLab sees it; its text
+  is that model serialized as Jupyter writes it.
+- Writes save what they are given byte for byte (`type="file", format="text"`), notebooks
+  included, so the bytes the notebook layer reused reach the disk; a notebook's first save
+  gets its checkpoint, as a notebook save does. Notebook models (`type="notebook"`, content
+  as `nbformat.reads` gives it) are saved instead for paired notebooks (so jupytext writes
+  every paired file) and when the manager has save hooks (they may expect notebook models).
+- The landed text is read back the way it is read (raw, or the paired notebook's model).
 - Nothing is written when the server is read-only, the file is marked read-only, the content
   holds a NUL character, or it exceeds `max_file_bytes`.
 - Contents-manager `HTTPError`s and other exceptions become engine errors (`HashlineError`).
@@ -19,10 +27,9 @@ Invariants:
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import stat
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
 from jupyter_core.utils import ensure_async
@@ -37,7 +44,8 @@ from ..hashline.errors import (
 )
 from ..hashline.filesystem import Filesystem, WriteResult
 from ..notebook.errors import InvalidNotebookError
-from ..notebook.loading import rejoin_lines
+from ..notebook.loading import parse_json, paused_gc, rejoin_lines
+from ..notebook.serialize import serialize_notebook
 from .config import path_allowed
 from .errors import (
     BadRequestError,
@@ -102,12 +110,32 @@ class ContentsFilesystem(Filesystem):
         read_only: bool = False,
         max_file_bytes: int = 64 * 1024 * 1024,
     ) -> None:
-        self._cm = contents_manager
+        """Over one contents manager; `ContentsFilesystem.current` follows the server's."""
+        self._current: Callable[[], Any] = lambda: contents_manager
         self._allowed = allowed_paths
         self._read_only = read_only
         self._max_file_bytes = max_file_bytes
-        root = getattr(contents_manager, "root_dir", "")
-        self._local_root = root if isinstance(root, str) and os.path.isdir(root) else None
+        self._roots: tuple[Any, str | None] | None = None
+
+    @classmethod
+    def current(cls, manager: Callable[[], Any], **options: Any) -> ContentsFilesystem:
+        """A filesystem over whatever contents manager `manager()` returns at each call."""
+        fs = cls(None, **options)
+        fs._current = manager
+        return fs
+
+    @property
+    def _cm(self) -> Any:
+        return self._current()
+
+    @property
+    def _local_root(self) -> str | None:
+        """The manager's root folder when it stores files on local disk (cached per manager)."""
+        cm = self._cm
+        if self._roots is None or self._roots[0] is not cm:
+            root = getattr(cm, "root_dir", "")
+            self._roots = (cm, root if isinstance(root, str) and os.path.isdir(root) else None)
+        return self._roots[1]
 
     async def _call(
         self, path: str, call: Callable[[], Awaitable[T] | T], *, writing: bool = False
@@ -142,13 +170,29 @@ class ContentsFilesystem(Filesystem):
 
     async def read_text(self, path: str) -> str:
         resolved = self.resolve(path)
+        text = await self._read_raw(resolved)
+        if resolved.endswith(".ipynb") and is_paired(text):
+            return await self._read_model(resolved)
+        return text
+
+    async def _read_raw(self, path: str) -> str:
         model = await self._call(
-            resolved, lambda: self._cm.get(resolved, content=True, type="file", format="text")
+            path, lambda: self._cm.get(path, content=True, type="file", format="text")
         )
         text = model.get("content")
         if not isinstance(text, str):
-            raise NotTextError(f"{resolved} is not a text file; only text files can be edited.")
-        self._check_size(resolved, text)
+            raise NotTextError(f"{path} is not a text file; only text files can be edited.")
+        self._check_size(path, text)
+        return text
+
+    async def _read_model(self, path: str) -> str:
+        """A paired notebook as the contents manager serves it (jupytext merges its twin)."""
+        model = await self._call(path, lambda: self._cm.get(path, content=True, type="notebook"))
+        content = model.get("content")
+        if not isinstance(content, Mapping):
+            raise NotTextError(f"{path} did not load as a notebook.")
+        text = serialize_notebook(content)
+        self._check_size(path, text)
         return text
 
     async def exists(self, path: str) -> bool:
@@ -195,14 +239,24 @@ class ContentsFilesystem(Filesystem):
 
     async def write_text(self, path: str, content: str) -> WriteResult:
         resolved = self.check_write(path, content)
-        model = self._model(resolved, content)
-        await self._call(resolved, lambda: self._cm.save(model, resolved), writing=True)
-        return WriteResult(text=await self.read_text(resolved))
+        cm = self._cm
+        as_notebook = resolved.endswith(".ipynb") and (is_paired(content) or _has_save_hooks(cm))
+        model = self._model(resolved, content, as_notebook=as_notebook)
+        await self._call(resolved, lambda: cm.save(model, resolved), writing=True)
+        if resolved.endswith(".ipynb") and not as_notebook:
+            with contents_errors(resolved, writing=True):
+                await _ensure_checkpoint(cm, resolved)
+        if as_notebook and is_paired(content):
+            return WriteResult(text=await self._read_model(resolved))
+        return WriteResult(text=await self._read_raw(resolved))
 
-    def _model(self, path: str, content: str) -> dict[str, Any]:
+    def _model(self, path: str, content: str, *, as_notebook: bool) -> dict[str, Any]:
         if not path.endswith(".ipynb"):
             return {"type": "file", "format": "text", "content": content}
-        notebook = parse_notebook_text(path, content)
+        with paused_gc():
+            notebook = parse_notebook_text(path, content)  # never save a broken notebook
+        if not as_notebook:
+            return {"type": "file", "format": "text", "content": content}
         # The model a contents manager expects is what nbformat.reads gives: multi-line strings
         # joined (jupytext's save hooks, for one, need str sources).
         return {"type": "notebook", "format": "json", "content": rejoin_lines(notebook)}
@@ -232,10 +286,37 @@ class ContentsFilesystem(Filesystem):
             )
 
 
+def is_paired(text: str) -> bool:
+    """Whether a notebook's text pairs it with other files (`jupytext.formats` in its
+    metadata). Looks for the key's name before parsing anything."""
+    if '"formats"' not in text:
+        return False
+    try:
+        metadata = parse_json(text).get("metadata", {})
+    except (ValueError, AttributeError):
+        return False
+    jupytext = metadata.get("jupytext") if isinstance(metadata, Mapping) else None
+    return isinstance(jupytext, Mapping) and bool(jupytext.get("formats"))
+
+
+def _has_save_hooks(cm: Any) -> bool:
+    """Whether saving runs hooks besides the manager's own (they may expect notebook models)."""
+    hooks = (getattr(cm, "pre_save_hook", None), getattr(cm, "post_save_hook", None))
+    registered = (getattr(cm, "_pre_save_hooks", ()), getattr(cm, "_post_save_hooks", ()))
+    return any(hook is not None for hook in hooks) or any(len(r) for r in registered)
+
+
+async def _ensure_checkpoint(cm: Any, path: str) -> None:
+    """What a notebook save does after saving: make sure one checkpoint exists."""
+    checkpoints = await ensure_async(cm.list_checkpoints(path))
+    if not checkpoints:
+        await ensure_async(cm.create_checkpoint(path))
+
+
 def parse_notebook_text(path: str, content: str) -> dict[str, Any]:
     """The JSON object of a notebook file's text, or `InvalidNotebookError` saying why not."""
     try:
-        notebook = json.loads(content)
+        notebook = parse_json(content)
     except ValueError as err:
         raise InvalidNotebookError(f"{path}: the notebook text is not JSON ({err}).") from err
     if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):

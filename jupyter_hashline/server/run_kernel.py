@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import dataclasses
 import posixpath
+import queue
 import re
 import time
 from collections.abc import Mapping, Sequence
@@ -55,6 +56,8 @@ from .live_rooms import RoomFinder
 from .run_live import LiveOutputs
 
 BUSY_POLL_S = 0.05
+PROBE_EVERY_S = 1.0
+PROBE_WAIT_S = 0.5
 _DRIVE = re.compile(r"^[A-Za-z][\w-]*:")
 _AFTERMATH = {
     KernelOutcome.DIED: "the kernel is restarted (by the server, or at your next run): variables "
@@ -102,6 +105,7 @@ class _ServerKernel:
         readiness handshake settles it (it is answered only between executions).
         """
         deadline = time.monotonic() + timeout_s
+        next_probe = time.monotonic() + PROBE_EVERY_S
         while True:
             state = getattr(self.manager, "execution_state", "idle")
             if state == "dead":
@@ -112,9 +116,35 @@ class _ServerKernel:
                 if not await self._connect(max(deadline - time.monotonic(), BUSY_POLL_S)):
                     return False
                 continue
-            if time.monotonic() >= deadline:
+            now = time.monotonic()
+            if now >= next_probe:
+                next_probe = now + PROBE_EVERY_S
+                if await self._answers_at_once():
+                    return True
+            if now >= deadline:
                 return False
             await asyncio.sleep(BUSY_POLL_S)
+
+    async def _answers_at_once(self) -> bool:
+        """Whether the kernel is between executions although the server says `busy`.
+
+        The server's state can lag behind the kernel (after a restart it may keep saying
+        `busy` until the next status message). A kernel answers `kernel_info` on its shell
+        channel only between executions, so a prompt answer means no one's cell is running;
+        while one runs, the request just waits in the queue and is answered afterwards.
+        """
+        if self.client is None:
+            return await self._connect(PROBE_WAIT_S)
+        msg_id = self.client.kernel_info()
+        deadline = time.monotonic() + PROBE_WAIT_S
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                reply = await self.client.get_shell_msg(timeout=left)
+            except (queue.Empty, asyncio.TimeoutError):
+                return False
+            if reply.get("parent_header", {}).get("msg_id") == msg_id:
+                return True
+        return False
 
     async def _connect(self, timeout_s: float) -> bool:
         client = own_client(self.manager)
@@ -134,10 +164,15 @@ class _ServerKernel:
             "JupyterLab (Kernel > Restart Kernel) and run again."
         )
 
-    def disconnect(self) -> None:
+    def drop_client(self) -> None:
+        """Forget the connection: after a restart the old client's IOPub subscription may
+        miss the new process's messages, so the next turn connects (and handshakes) afresh."""
         if self.client is not None:
             self.client.stop_channels()
             self.client = None
+
+    def disconnect(self) -> None:
+        self.drop_client()
         self.manager.remove_restart_callback(self.on_restart, "restart")
 
 
@@ -272,6 +307,7 @@ class ServerKernelRunner:
         notes: tuple[str, ...] = ()
         if kernel.restarted:
             kernel.restarted = False
+            kernel.drop_client()
             notes = (f"the kernel of {api} was restarted since the last run: variables are gone",)
         if await kernel.alive():
             kernel.dead_reported = False
@@ -285,6 +321,7 @@ class ServerKernelRunner:
         kernel.dead_reported = False
         await ensure_async(self.kernel_manager.restart_kernel(kernel.kernel_id))
         kernel.restarted = False
+        kernel.drop_client()
         return (*notes, f"restarted the dead kernel of {api}: variables defined before are gone")
 
     # -- outputs -------------------------------------------------------------------------------

@@ -37,9 +37,15 @@ class HashlineService:
     """Tool calls (the workspace), snapshots, activity and sessions for one server."""
 
     def __init__(
-        self, *, workspace: Workspace, store: SnapshotStore, settings: HashlineSettings
+        self,
+        *,
+        workspace: Workspace,
+        contents: ContentsFilesystem,
+        store: SnapshotStore,
+        settings: HashlineSettings,
     ) -> None:
         self.workspace = workspace
+        self.contents = contents
         self.store = store
         self.settings = settings
         self.sessions = SessionRegistry(settings.max_sessions)
@@ -103,7 +109,7 @@ def run_refusal(settings: HashlineSettings) -> str | None:
 
 
 def build_service(
-    contents_manager: Any,
+    contents_manager: Callable[[], Any],
     store: SnapshotStore,
     settings: HashlineSettings,
     rooms: RoomFinder | None = None,
@@ -111,10 +117,12 @@ def build_service(
 ) -> HashlineService:
     """Wire the contents manager, the notebook layer and a workspace for one server.
 
-    With `rooms`, notebooks open in a collaborative room are read and edited live (live.py).
-    With `runner`, cells run (unless the settings refuse runs).
+    `contents_manager()` returns the server's current contents manager (looked up per call:
+    jupytext's extension replaces it after load). With `rooms`, notebooks open in a
+    collaborative room are read and edited live (live.py). With `runner`, cells run (unless
+    the settings refuse runs).
     """
-    contents = ContentsFilesystem(
+    contents = ContentsFilesystem.current(
         contents_manager,
         allowed_paths=settings.allowed_paths,
         read_only=settings.read_only,
@@ -140,4 +148,4 @@ def build_service(
         runner=runner(contents, filesystem) if runner is not None and refusal is None else None,
         run_refusal=refusal,
     )
-    return HashlineService(workspace=workspace, store=store, settings=settings)
+    return HashlineService(workspace=workspace, contents=contents, store=store, settings=settings)

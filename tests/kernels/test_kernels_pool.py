@@ -256,6 +256,15 @@ async def test_close_shuts_every_kernel_down(fs: NotebookFilesystem, tmp_path: P
         await pool.run(NB, [CellToRun("c0", "1")])
 
 
+async def started(client: Any, msg_id: str) -> None:
+    """Wait until the kernel has begun executing request `msg_id` (its execute_input)."""
+    while True:
+        msg = await client.get_iopub_msg(timeout=30)
+        is_input = msg["header"]["msg_type"] == "execute_input"
+        if is_input and msg["parent_header"].get("msg_id") == msg_id:
+            return
+
+
 async def test_a_cell_queued_behind_someone_elses_work_is_never_interrupting_it(
     pool: DirectoryKernelPool, tmp_path: Path
 ) -> None:
@@ -267,6 +276,7 @@ async def test_a_cell_queued_behind_someone_elses_work_is_never_interrupting_it(
     try:
         await other.wait_for_ready(timeout=30)
         msg_id = other.execute("import time\ntime.sleep(3.5)\nprint('other done')")
+        await started(other, msg_id)  # the other cell runs before the agent's is sent
         run = await pool.run(NB, [CellToRun("c0", "print('agent')")], timeout_s=1)
         [cell] = run.cells
         assert cell.status is RunStatus.BUSY and "queued behind it" in cell.note

@@ -183,7 +183,8 @@ async def test_legacy_notebook_edits_find_their_cells_by_content(storage: Storag
     assert loads(storage.get("a.ipynb")).nbformat_minor == 4
     await patcher.apply(f"[a.ipynb#{tag}]\n{EDIT_LOAD}")
     after = loads(storage.get("a.ipynb"))
-    assert after.nbformat_minor == 5
+    assert after.nbformat_minor == 4  # minimal diffs: no upgrade, no ids stored
+    assert all("id" not in cell for cell in after.cells)
     assert after.cells[0].source == "import os"
     assert after.cells[2].source == f"import pandas as pd\n{NEW_LOAD}"
     assert after.cells[2].outputs[0]["text"] == "a\nb\nc\n"

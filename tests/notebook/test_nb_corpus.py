@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import csv
 import json
 import warnings
@@ -21,6 +22,8 @@ from jupyter_hashline.notebook import (
     serialize_notebook,
 )
 from jupyter_hashline.notebook.errors import InvalidNotebookError
+from jupyter_hashline.notebook.loading import rejoin_lines
+from jupyter_hashline.notebook.validation import notebook_problem
 
 pytestmark = pytest.mark.corpus
 
@@ -46,6 +49,11 @@ def jupyter_layout(raw: str) -> bool:
             return False
 
 
+def joined(nb: dict) -> dict:
+    """The notebook as nbformat.reads gives it (outputs joined: loading keeps them as stored)."""
+    return rejoin_lines(copy.deepcopy(nb))
+
+
 def first_source_line(text: str) -> int:
     """0-based index of the first line of the projection that belongs to a cell source."""
     for cell in parse_projection(text):
@@ -65,7 +73,7 @@ def test_every_valid_notebook_round_trips_byte_for_byte(corpus_dir: Path) -> Non
     for row in valid_rows(corpus_dir):
         raw = (corpus_dir / row["file"]).read_text("utf-8")
         loaded = load_notebook(raw, row["file"])
-        assert loaded.write_problem() is None, row["file"]
+        assert notebook_problem(loaded.nb) is None, row["file"]
         merged, notes = merge_projection(loaded.nb, loaded.projection)
         assert merged is loaded.nb and notes == [], row["file"]
         assert project_notebook(merged) == loaded.projection
@@ -83,7 +91,7 @@ def test_loading_gives_the_notebook_nbformat_reads(corpus_dir: Path) -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             expected = json.loads(json.dumps(nbformat.reads(raw, as_version=4)))
-        assert load_notebook(raw).nb == expected, row["file"]
+        assert joined(load_notebook(raw).nb) == expected, row["file"]
 
 
 async def test_a_no_op_write_leaves_every_file_byte_identical(corpus_dir: Path) -> None:
@@ -99,7 +107,7 @@ async def test_a_no_op_write_leaves_every_file_byte_identical(corpus_dir: Path) 
 async def test_a_one_line_edit_changes_exactly_that_cell(corpus_dir: Path) -> None:
     for row in valid_rows(corpus_dir):
         raw = (corpus_dir / row["file"]).read_text("utf-8")
-        before = load_notebook(raw).nb
+        before = joined(load_notebook(raw).nb)
         inner = InMemoryFilesystem({"nb.ipynb": raw})
         fs = NotebookFilesystem(inner)
         text = await fs.read_text("nb.ipynb")
@@ -116,7 +124,7 @@ async def test_a_one_line_edit_changes_exactly_that_cell(corpus_dir: Path) -> No
             assert landed.text == edited, row["file"]
         written = inner.get("nb.ipynb")
         assert jupyter_layout(written), row["file"]
-        after = load_notebook(written).nb
+        after = joined(load_notebook(written).nb)
         assert after["metadata"] == before["metadata"]
         changed = [
             i for i, (a, b) in enumerate(zip(before["cells"], after["cells"], strict=True))
@@ -128,26 +136,53 @@ async def test_a_one_line_edit_changes_exactly_that_cell(corpus_dir: Path) -> No
         assert {**old, "source": "", "id": None} == {**new, "source": "", "id": None}
 
 
-def test_invalid_notebooks_give_a_clear_error_and_are_never_written(corpus_dir: Path) -> None:
+def test_invalid_notebooks_are_repaired_kept_or_refused_never_damaged(corpus_dir: Path) -> None:
+    """Broken JSON cannot be read; invalid metadata or a cell too broken to be a cell cannot be
+    written. What JupyterLab repairs on save is repaired with a warning. Other schema problems
+    in cells an edit does not touch are kept byte for byte (a write validates what it changes);
+    an edit of such a cell is refused with the file untouched."""
     rows = [r for r in manifest(corpus_dir) if r["file"].startswith("invalid/")]
     assert len(rows) >= 5
+    kept = refused = 0
     for row in rows:
         raw = (corpus_dir / row["file"]).read_text("utf-8")
         inner = InMemoryFilesystem({"nb.ipynb": raw})
         fs = NotebookFilesystem(inner)
-        repairable = row["valid"].startswith("warn")
         try:
             text = asyncio.run(fs.read_text("nb.ipynb"))
         except InvalidNotebookError as err:
             assert "not valid JSON" in str(err) and "Repair the file" in str(err)
             continue
         edited = text + "# %% [markdown]\nadded\n"
-        if repairable:
-            result = asyncio.run(fs.write_text("nb.ipynb", edited))
-            assert any("repaired cell ids" in w for w in result.warnings), row["file"]
-            nbformat.validate(nbformat.reads(inner.get("nb.ipynb"), as_version=4))
+        if load_notebook(raw).write_problem() is not None:  # bad metadata, a v3 heading cell
+            with pytest.raises(InvalidNotebookError, match="can be read but not written"):
+                asyncio.run(fs.write_text("nb.ipynb", edited))
+            assert inner.get("nb.ipynb") == raw, row["file"]
+            refused += 1
             continue
-        with pytest.raises(InvalidNotebookError, match="can be read but not written") as info:
-            asyncio.run(fs.write_text("nb.ipynb", edited))
-        assert "Nothing was written" in str(info.value)
-        assert inner.get("nb.ipynb") == raw, row["file"]
+        result = asyncio.run(fs.write_text("nb.ipynb", edited))
+        written = inner.get("nb.ipynb")
+        before = joined(load_notebook(raw).nb)["cells"]
+        after = joined(load_notebook(written).nb)["cells"]
+        assert after[-1]["source"] == "added" and len(after) == len(before) + 1
+        if notebook_problem(load_notebook(written).nb) is None:
+            assert any("repaired" in w or "removed" in w for w in result.warnings), row["file"]
+            continue
+        assert [{**c, "id": None} for c in after[:-1]] == [{**c, "id": None} for c in before]
+        kept += 1
+    assert kept >= 1 and refused >= 2
+
+
+def test_an_edit_of_an_invalid_cell_is_refused_untouched(corpus_dir: Path) -> None:
+    raw = (corpus_dir / "invalid" / "jupyter__nbformat__invalid_cell_id.ipynb").read_text()
+    inner = InMemoryFilesystem({"nb.ipynb": raw})
+    fs = NotebookFilesystem(inner)
+    text = asyncio.run(fs.read_text("nb.ipynb"))
+    cell = next(c for c in parse_projection(text) if c.cell_id == "$illegal_chars")
+    lines = text.split("\n")
+    lines[cell.line] += " edited"
+    refusal = r"not be a valid notebook \(cell \$illegal_chars: id"
+    with pytest.raises(InvalidNotebookError, match=refusal) as info:
+        asyncio.run(fs.write_text("nb.ipynb", "\n".join(lines)))
+    assert "Nothing was written" in str(info.value)
+    assert inner.get("nb.ipynb") == raw

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 
 import pytest
@@ -82,7 +83,7 @@ async def test_an_edit_that_would_break_the_schema_is_refused_untouched(storage:
     storage.put("a.ipynb", raw)
     fs = NotebookFilesystem(storage.fs)
     text = await fs.read_text("a.ipynb")
-    with pytest.raises(InvalidNotebookError, match=r"invalid notebook .*cell plot") as info:
+    with pytest.raises(InvalidNotebookError, match=r"not be a valid notebook .*cell plot") as info:
         await fs.write_text("a.ipynb", text.replace("[code] id=plot", "[python] id=plot"))
     assert "Nothing was written" in str(info.value)
     assert storage.get("a.ipynb") == raw
@@ -111,9 +112,7 @@ async def test_broken_json_is_a_clear_read_error(storage: Storage) -> None:
     assert storage.get("broken.ipynb") == '{"cells": [\n<<<<<<< HEAD\n'
 
 
-async def test_legacy_notebooks_get_their_shown_ids_persisted_on_first_write(
-    storage: Storage,
-) -> None:
+async def test_legacy_notebooks_keep_their_version_and_get_no_ids(storage: Storage) -> None:
     raw = dumps(analysis(minor=4))
     storage.put("old.ipynb", raw)
     fs = NotebookFilesystem(storage.fs)
@@ -123,11 +122,13 @@ async def test_legacy_notebooks_get_their_shown_ids_persisted_on_first_write(
     assert storage.get("old.ipynb") == raw
     result = await fs.write_text("old.ipynb", text.replace("df.plot()", "df.plot(1)"))
     assert result.text == text.replace("df.plot()", "df.plot(1)")
-    assert "upgraded from nbformat 4.4 to 4.5" in result.warnings[0]
+    assert result.warnings == ()
     nb = loads(storage.get("old.ipynb"))
-    assert nb.nbformat_minor == 5 and [c.id for c in nb.cells] == [
-        "cell-1", "cell-2", "cell-3", "cell-4",
+    assert nb.nbformat_minor == 4 and all("id" not in cell for cell in nb.cells)
+    changed = [
+        n for n, (a, b) in enumerate(zip(loads(raw).cells, nb.cells, strict=True)) if a != b
     ]  # fmt: skip
+    assert changed == [3]
 
 
 async def test_read_then_write_parses_the_file_once(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -180,3 +181,16 @@ async def test_capabilities_through_the_patcher() -> None:
 def test_unknown_projections_are_refused() -> None:
     with pytest.raises(ValueError, match="unknown projection 'ipynb'"):
         NotebookFilesystem(InMemoryFilesystem(), projection="ipynb")
+
+
+async def test_a_cell_too_broken_to_be_a_cell_is_read_but_never_written(storage: Storage) -> None:
+    nb = analysis()
+    del nb["cells"][1]["cell_type"]
+    del nb["cells"][1]["source"]
+    raw = json.dumps(nb, indent=1, sort_keys=True)
+    storage.put("broken.ipynb", raw)
+    fs = NotebookFilesystem(storage.fs)
+    text = await fs.read_text("broken.ipynb")
+    with pytest.raises(InvalidNotebookError, match=r"cell_type None .* can be read but not"):
+        await fs.write_text("broken.ipynb", text + "# %% [code]\nx = 1\n")
+    assert storage.get("broken.ipynb") == raw

@@ -65,7 +65,19 @@ async def test_text_round_trip_keeps_raw_text(manager: Any) -> None:
     assert not await fs.exists("missing.txt")
 
 
-async def test_notebooks_are_saved_as_notebook_models(manager: Any) -> None:
+async def test_notebooks_are_saved_byte_for_byte_with_their_checkpoint(manager: Any) -> None:
+    fs = ContentsFilesystem(manager)
+    text = notebook_text("x = 1")
+    assert text.endswith("}\n")
+    landed = await fs.write_text("fresh.ipynb", text)
+    assert landed.text == text == (root_of(manager) / "fresh.ipynb").read_text()
+    checkpoints = manager.list_checkpoints("fresh.ipynb")
+    if hasattr(checkpoints, "__await__"):
+        checkpoints = await checkpoints
+    assert len(checkpoints) == 1  # as the first save of a notebook model makes one
+
+
+async def test_notebooks_are_saved_as_notebook_models_when_hooks_run(manager: Any) -> None:
     seen: list[str] = []
     manager.pre_save_hook = lambda model, path, contents_manager: seen.append(model["type"])
     fs = ContentsFilesystem(manager)

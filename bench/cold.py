@@ -1,0 +1,277 @@
+"""Cold-path benchmarks: an agent's read and one-line edit after a person saved the notebook.
+
+This is the user's loop: between two agent edits a person saves the notebook (JupyterLab writes
+it through nbformat), so nothing hashline parsed before is reusable. Every case keeps one
+long-lived `Patcher` + `NotebookFilesystem` over `DiskFilesystem` (as a server does), and before
+every timed repeat the file is rewritten untimed: by nbformat with a person's change to another
+cell (generated notebooks), or restored to its original bytes (corpus notebooks, so each repeat
+is a first edit of the notebook as found). Ratios are medians of interleaved repeats.
+
+Baselines have the same durability as hashline's writes (temp file, fsync, rename, fsync of the
+directory, as Jupyter's contents manager writes):
+- nbformat round trip: `nbformat.read` + edit + `nbformat.writes` + that atomic write;
+- JSON floor: `json.loads` + edit + `json.dumps(indent=1, sort_keys=True, ensure_ascii=False)`
+  + that atomic write.
+
+Rows (targets from the cold-path issue): generated notebooks of 100 / 1,000 / 5,000 cells,
+read + one-line patch vs the nbformat round trip (<= 0.25x / 0.15x / 0.15x) and vs the JSON
+floor (<= 1.0x at 1,000 and 5,000); the share of the 100-cell patch spent in the atomic write
+with its two fsyncs; every valid notebook of the shared corpus, first read + one-line patch vs
+the nbformat round trip (median <= 0.4x, p90 <= 0.8x, none of 10 KB or more over 1.0x); the
+corpus's largest (image-heavy) notebook, read + patch vs nbformat (<= 0.5x) and the read view
+vs `nbformat.read` (<= 0.5x).
+
+Run `python -m bench.cold` (or `--smoke` for one tiny run of each case).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import csv
+import json
+import os
+import tempfile
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+from bench.harness import Aggregate, Comparison, compare, parse_args, report
+from bench.notebook import CORPUS_DIR, generated_notebook
+from jupyter_hashline.hashline.disk import DiskFilesystem
+from jupyter_hashline.hashline.memory_store import InMemorySnapshotStore
+from jupyter_hashline.hashline.patcher import Patcher
+from jupyter_hashline.notebook import NotebookFilesystem, parse_projection, serialize_notebook
+
+SIZES = (100, 1_000, 5_000)
+SMOKE_SIZES = (20,)
+NBFORMAT_TARGETS = {100: 0.25, 1_000: 0.15, 5_000: 0.15}
+FLOOR_TARGETS = {1_000: 1.0, 5_000: 1.0}
+CORPUS_MEDIAN, CORPUS_P90, CORPUS_WORST, CORPUS_LARGE = 0.4, 0.8, 1.0, 10_000
+IMAGE_TARGET = 0.5
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Temp file, fsync, rename, fsync of the directory: the durability hashline's writes have."""
+    temp = path.with_name(f".{path.name}.bench-tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        data = memoryview(text.encode("utf-8"))
+        while data:
+            data = data[os.write(fd, data) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(temp, path)
+    fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def quiet_read(path: Path) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return nbformat.read(path, as_version=4)
+
+
+class ColdCase:
+    """One notebook, one file per contender, the agent's cell and (generated) a person's cell."""
+
+    def __init__(self, raw: str, directory: Path, *, person_saves: bool) -> None:
+        self.raw, self.dir, self.person_saves = raw, directory, person_saves
+        self.path = directory / "hashline.ipynb"
+        self.nbformat_path = directory / "nbformat.ipynb"
+        self.floor_path = directory / "floor.ipynb"
+        for path in (self.path, self.nbformat_path, self.floor_path):
+            path.write_text(raw, encoding="utf-8")
+        self.loop = asyncio.new_event_loop()
+        self.fs = NotebookFilesystem(DiskFilesystem(directory))
+        self.patcher = Patcher(self.fs, InMemorySnapshotStore())
+        text = self.loop.run_until_complete(self.fs.read_text(self.path.name))
+        self.cell, self.cell_id = _agent_cell(text)
+        self.person_cell = 0 if self.cell != 0 else 1
+        self.count = 0
+
+    def close(self) -> None:
+        self.loop.close()
+
+    def _line(self) -> str:
+        self.count += 1
+        return f"edited = {self.count}"
+
+    def reset(self, path: Path) -> Callable[[], None]:
+        """The untimed step before a repeat: a person's save, or the original bytes back."""
+
+        def step() -> None:
+            if not self.person_saves:
+                path.write_text(self.raw, encoding="utf-8")
+                return
+            nb = quiet_read(path)
+            nb.cells[self.person_cell].source += f"\n# saved {self.count}"
+            nbformat.write(nb, path)
+
+        return step
+
+    async def _hashline(self) -> None:
+        read = await self.patcher.read(self.path.name)
+        marker = read.text.find(f"] id={self.cell_id}\n")
+        line = read.text.count("\n", 0, marker) + 2
+        await self.patcher.apply(
+            f"[{self.path.name}#{read.tag}]\nreplace {line}:\n+{self._line()}\n"
+        )
+
+    def hashline(self) -> None:
+        self.loop.run_until_complete(self._hashline())
+
+    def read_view(self) -> None:
+        self.loop.run_until_complete(self.patcher.read(self.path.name))
+
+    def nbformat_round_trip(self) -> None:
+        nb = quiet_read(self.nbformat_path)
+        lines = nb.cells[self.cell].source.split("\n")
+        nb.cells[self.cell].source = "\n".join([self._line(), *lines[1:]])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            atomic_write(self.nbformat_path, nbformat.writes(nb) + "\n")
+
+    def json_floor(self) -> None:
+        nb = json.loads(self.floor_path.read_text(encoding="utf-8"))
+        source = nb["cells"][self.cell]["source"]
+        if isinstance(source, list):
+            source[0] = self._line() + "\n"
+        else:
+            nb["cells"][self.cell]["source"] = self._line() + "\n" + source
+        atomic_write(self.floor_path, json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False))
+
+    def write_only(self) -> None:
+        """The atomic write with its two fsyncs alone (the fixed cost of every patch)."""
+        self.loop.run_until_complete(self.fs.inner.write_text("fixed.ipynb", self.raw))
+
+
+def _agent_cell(projection: str) -> tuple[int, str]:
+    """The cell a one-line edit replaces the first line of: the middle cell with a source."""
+    cells = [(n, c) for n, c in enumerate(parse_projection(projection)) if c.line_count]
+    if not cells:
+        raise ValueError("no cell with a source line")
+    index, cell = cells[len(cells) // 2]
+    assert cell.cell_id is not None
+    return index, cell.cell_id
+
+
+def generated_rows(size: int, repeats: int, tmp: Path) -> list[Comparison]:
+    raw = serialize_notebook(generated_notebook(size))
+    case = ColdCase(raw, tmp, person_saves=True)
+    label = f"cold {size:,} cells: read + one-line patch"
+    prepare = (case.reset(case.path), case.reset(case.nbformat_path))
+    rows = [
+        compare(f"{label} vs nbformat round trip", ("hashline", case.hashline),
+                ("nbformat read+edit+writes+atomic", case.nbformat_round_trip),
+                repeats=repeats, target=NBFORMAT_TARGETS.get(size), prepare=prepare),
+        compare(f"{label} vs JSON floor", ("hashline", case.hashline),
+                ("json loads+dumps+atomic", case.json_floor), repeats=repeats,
+                target=FLOOR_TARGETS.get(size),
+                prepare=(case.reset(case.path), case.reset(case.floor_path))),
+    ]  # fmt: skip
+    if size == min(SIZES):
+        rows.append(
+            compare(f"cold {size:,} cells: share of the patch in atomic write + 2 fsyncs",
+                    ("atomic write of the file", case.write_only), ("read + patch", case.hashline),
+                    repeats=repeats, prepare=(lambda: None, case.reset(case.path)))
+        )  # fmt: skip
+    case.close()
+    return rows
+
+
+def corpus_notebooks() -> list[Path]:
+    if not (CORPUS_DIR / "MANIFEST.tsv").is_file():
+        return []
+    with (CORPUS_DIR / "MANIFEST.tsv").open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle, delimiter="\t"))
+    names = [r["file"] for r in rows if r["file"].endswith(".ipynb") and "/" not in r["file"]]
+    return [CORPUS_DIR / name for name in sorted(names)]
+
+
+def corpus_row(path: Path, repeats: int, tmp: Path) -> Comparison | None:
+    raw = path.read_text(encoding="utf-8")
+    try:
+        case = ColdCase(raw, tmp, person_saves=False)
+    except ValueError:
+        return None  # no source line to edit (an empty notebook)
+    row = compare(
+        f"corpus {len(raw.encode()) // 1024:>5} KB {path.name[:44]}",
+        ("hashline", case.hashline),
+        ("nbformat round trip", case.nbformat_round_trip),
+        repeats=repeats,
+        prepare=(case.reset(case.path), case.reset(case.nbformat_path)),
+    )
+    case.close()
+    return row
+
+
+def image_rows(path: Path, repeats: int, tmp: Path) -> list[Comparison]:
+    raw = path.read_text(encoding="utf-8")
+    case = ColdCase(raw, tmp, person_saves=False)
+    label = f"image-heavy corpus notebook ({len(raw.encode()) / 1e6:.1f} MB)"
+    patch = compare(
+        f"{label}: read + patch vs nbformat",
+        ("hashline", case.hashline),
+        ("nbformat round trip", case.nbformat_round_trip),
+        repeats=repeats,
+        target=IMAGE_TARGET,
+        prepare=(case.reset(case.path), case.reset(case.nbformat_path)),
+    )
+    view = compare(
+        f"{label}: read view vs nbformat.read",
+        ("Patcher.read", case.read_view),
+        ("nbformat.read", lambda: quiet_read(case.nbformat_path)),
+        repeats=repeats,
+        target=IMAGE_TARGET,
+        prepare=(case.reset(case.path), lambda: None),
+    )
+    rows = [patch, view]
+    case.close()
+    return rows
+
+
+def main() -> None:
+    args = parse_args(__doc__ or "cold-path benchmarks")
+    repeats = 1 if args.smoke else max(5, args.repeats // 3)
+    validator = type(nbformat.validator.get_validator(version=4, version_minor=5)).__name__
+    print(f"nbformat {nbformat.__version__}, validator {validator}")
+    rows: list[Comparison | Aggregate] = []
+    for size in SMOKE_SIZES if args.smoke else SIZES:
+        with tempfile.TemporaryDirectory() as tmp:
+            rows += generated_rows(size, repeats if size < 5_000 else 5, Path(tmp))
+    notebooks = corpus_notebooks()[:3] if args.smoke else corpus_notebooks()
+    corpus: list[Comparison] = []
+    for path in notebooks:
+        with tempfile.TemporaryDirectory() as tmp, contextlib.suppress(ValueError):
+            found = corpus_row(path, repeats, Path(tmp))
+            if found is not None:
+                corpus.append(found)
+    if corpus:
+        ratios = [row.ratio for row in corpus]
+        large = [r.ratio for r in corpus if int(r.name.split()[1]) * 1024 >= CORPUS_LARGE]
+        rows += corpus
+        rows.append(
+            Aggregate(f"corpus, {len(ratios)} notebooks: median", ratios, "median", CORPUS_MEDIAN)
+        )
+        rows.append(Aggregate(f"corpus, {len(ratios)} notebooks: p90", ratios, "p90", CORPUS_P90))
+        if large:
+            rows.append(
+                Aggregate(f"corpus, {len(large)} of >= 10 KB: worst", large, "max", CORPUS_WORST)
+            )
+    if notebooks and not args.smoke:
+        largest = max(notebooks, key=lambda p: p.stat().st_size)
+        with tempfile.TemporaryDirectory() as tmp:
+            rows += image_rows(largest, repeats, Path(tmp))
+    report("cold path (a person saved between edits)", rows, args.json)
+
+
+if __name__ == "__main__":
+    main()
