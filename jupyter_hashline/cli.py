@@ -81,8 +81,16 @@ REJECTION_KINDS = frozenset(
 )
 
 
+RUN_OFF = (
+    f"Run refused, nothing ran: running cells on a directory is off unless you allow it. "
+    f"Code runs with your rights: to allow it, give the global option --allow-run before the "
+    f"command (`{PROG} --root DIR --allow-run run PATH --tag TAG`, or `{PROG} --allow-run mcp` "
+    "for an MCP server whose agents may run cells)."
+)
+
+
 def exit_code(outcome: ToolOutcome) -> int:
-    """0 for a result, 1 for a rejected edit, 2 for anything else that went wrong."""
+    """0 for a result, 1 for a rejected edit or run, 2 for anything else that went wrong."""
     if not outcome.is_error:
         return DONE
     return REJECTED if outcome.kind in REJECTION_KINDS else USAGE
@@ -107,14 +115,6 @@ def _workspace(args: argparse.Namespace) -> ToolWorkspace:
     from .kernels.pool import DirectoryKernelPool  # jupyter_client: only when cells may run
 
     return open_directory(root, args.store, run_with=DirectoryKernelPool)
-
-
-RUN_OFF = (
-    f"Run refused, nothing ran: running cells on a directory is off unless you allow it. "
-    f"Code runs with your rights: to allow it, give the global option --allow-run before the "
-    f"command (`{PROG} --root DIR --allow-run run PATH --tag TAG`, or `{PROG} --allow-run mcp` "
-    "for an MCP server whose agents may run cells)."
-)
 
 
 async def _call(

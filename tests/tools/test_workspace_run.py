@@ -14,6 +14,7 @@ import nbformat
 import pytest
 from testkit.cells import ENDLESS, PNG_CELL
 
+from jupyter_hashline.hashline.disk import DiskFilesystem
 from jupyter_hashline.hashline.memory_fs import InMemoryFilesystem
 from jupyter_hashline.hashline.memory_store import InMemorySnapshotStore
 from jupyter_hashline.kernels.pool import DirectoryKernelPool
@@ -291,3 +292,16 @@ async def test_with_the_warn_policy_unseen_lines_run_with_a_note(tmp_path: Path)
     assert not run.is_error, run.text
     assert run.reply["cells"][0]["status"] == "ok"
     assert "note: you were never shown line(s) 6 of the cells that ran" in run.text
+
+
+async def test_a_workspace_whose_notebooks_read_as_jupytext_refuses_runs(tmp_path: Path) -> None:
+    write_notebook(tmp_path, calc="print(1)")
+    fs = NotebookFilesystem(DiskFilesystem(tmp_path), projection="py:percent")
+    pool = DirectoryKernelPool(fs, tmp_path)
+    ws = Workspace(fs, InMemorySnapshotStore(), runner=pool)
+    try:
+        refused = await call(ws, "notebook_run", path=NB, tag="ABCD", cells=["calc"])
+    finally:
+        await ws.aclose()
+    assert (refused.kind, refused.status) == ("not_runnable", 400)
+    assert "projection is 'hashline'" in refused.text and pool.running() == {}
