@@ -46,6 +46,7 @@ def test_the_cli_edits_through_a_jupyter_server(
     assert "Cannot reach the Jupyter server" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # two server processes
 def test_the_cli_runs_cells_through_a_jupyter_server(
     root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
