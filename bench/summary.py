@@ -32,7 +32,7 @@ def _safety_rows(payload: Mapping[str, Any]) -> list[str]:
         ("wrong cell edited", str(verdict["wrong_cell"]), "0"),
         ("file corrupted", str(verdict["corrupted"]), "0"),
         ("non-conflicting applied", f"{verdict['non_conflicting_applied']:.1%}", ">= 95%"),
-        ("true conflicts rejected", f"{verdict['conflicts_rejected']:.1%}", "100%"),
+        ("overlapping conflicts rejected", f"{verdict['overlapping_rejected']:.1%}", "100%"),
     ]
     lines = [f"{'safety':<9}hashline {what:<50}{got:>8}  target {goal}" for what, got, goal in rows]
     met = "MET" if verdict["met"] else "MISSED"

@@ -30,6 +30,7 @@ from .errors import (
 from .filesystem import (
     CellSelector,
     Filesystem,
+    Footprint,
     LineRebase,
     LineRebaser,
     RebaseRefusal,
@@ -54,6 +55,7 @@ __all__ = [
     "Edit",
     "EditOp",
     "Filesystem",
+    "Footprint",
     "HashlineError",
     "InMemoryFilesystem",
     "InMemorySnapshotStore",

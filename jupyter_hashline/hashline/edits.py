@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from .filesystem import Footprint
+
 
 class EditOp(str, Enum):
     """The six verbs of the edit language (the value is the JSON form's `op`)."""
@@ -121,6 +123,21 @@ class PatchSection:
     def anchor_lines(self) -> frozenset[int]:
         """Every line some edit names."""
         return frozenset(n for edit in self.edits for n in edit.anchors)
+
+    def footprint(self) -> Footprint:
+        """The lines the edits name, the rows they insert after or before a line, and the
+        lines they delete outright."""
+        after: dict[int, tuple[str, ...]] = {}
+        before: dict[int, tuple[str, ...]] = {}
+        for edit in self.edits:
+            if edit.op is EditOp.INSERT_AFTER:
+                after[edit.start] = after.get(edit.start, ()) + edit.lines
+            elif edit.op is EditOp.INSERT_BEFORE:
+                before[edit.start] = before.get(edit.start, ()) + edit.lines
+        deleted = frozenset(n for e in self.edits if e.op is EditOp.DELETE for n in e.anchors)
+        rows = tuple(row for e in self.edits for row in e.lines)
+        replaced = frozenset(n for e in self.edits if e.op is EditOp.REPLACE for n in e.anchors)
+        return Footprint(self.anchor_lines(), after, before, deleted, rows, replaced)
 
     def to_json(self) -> dict[str, object]:
         return {"path": self.path, "tag": self.tag, "edits": [e.to_json() for e in self.edits]}

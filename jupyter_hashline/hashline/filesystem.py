@@ -14,7 +14,7 @@ accepts any object with `read_text` and `write_text` and supplies the defaults i
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -38,10 +38,52 @@ class LineRebase:
     """A safe mapping of snapshot line numbers to live line numbers, for every line asked.
 
     `notes` say in words what moved (e.g. "cell load-data moved from line 12 to 19").
+    `rows` rewrites body rows of the edit (whole rows, exact match) that name something by a
+    name that changed since the read (a notebook cell shown under another id now), so they
+    still name what the agent saw.
     """
 
     mapping: Mapping[int, int]
     notes: tuple[str, ...] = ()
+    rows: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Footprint:
+    """What a stale edit needs from the live text: the snapshot lines it names (1-based); the
+    rows it inserts after (`after`) or before (`before`) a line, whose gap must not have taken
+    a person's insertion; the lines it deletes outright (`deleted`: no rows in their place) or
+    replaces (`replaced`); and every body row it writes (`rows`), so a rebaser can check what
+    those rows refer to.
+    """
+
+    lines: frozenset[int]
+    after: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
+    before: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
+    deleted: frozenset[int] = frozenset()
+    rows: tuple[str, ...] = ()
+    replaced: frozenset[int] = frozenset()
+
+    @classmethod
+    def of(cls, lines: Iterable[int] | Footprint) -> Footprint:
+        """A footprint as is; plain line numbers guarded on both sides (the strictest reading,
+        as if the edit inserted on either side of each)."""
+        if isinstance(lines, Footprint):
+            return lines
+        named = frozenset(lines)
+        return cls(named, dict.fromkeys(named, ()), dict.fromkeys(named, ()))
+
+    def within(self, lines: Iterable[int]) -> Footprint:
+        """The part of this footprint on `lines`."""
+        mine = frozenset(lines) & self.lines
+        return Footprint(
+            mine,
+            {n: rows for n, rows in self.after.items() if n in mine},
+            {n: rows for n, rows in self.before.items() if n in mine},
+            self.deleted & mine,
+            self.rows,
+            self.replaced & mine,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,11 +136,12 @@ class LineRebaser(Protocol):
     """Optional capability of a filesystem: rebase a stale edit by the structure it knows.
 
     The notebook filesystem implements this with cell ids (a person editing cell 3 never stales
-    an agent's edit to cell 7). Return `None` to let the patcher use its plain text rule.
+    an agent's edit to cell 7). `footprint` names the snapshot lines to map and the gaps the edit
+    inserts into. Return `None` to let the patcher use its plain text rule.
     """
 
     def rebase_lines(
-        self, path: str, snapshot_text: str, live_text: str, lines: frozenset[int]
+        self, path: str, snapshot_text: str, live_text: str, footprint: Footprint
     ) -> LineRebase | RebaseRefusal | None: ...
 
 

@@ -6,7 +6,8 @@ Invariants:
 - Nothing is applied to text the agent did not see: an edit applies to the live text only when
   its tag's stored snapshot equals the live text (tags can collide, so the text is compared),
   or when every anchor maps to the live text safely (insert head/tail only; the filesystem's
-  `LineRebaser`; else the plain text rule of recovery.py). Everything else is rejected.
+  `LineRebaser`; else the plain text rule of recovery.py, a three-way line merge). Everything
+  else is rejected.
 - Every rejection leaves files untouched and records the live text, so its tag becomes known.
 - A multi-file patch is prepared completely (read, checked, applied in memory) before the first
   write; a write failing midway raises `PartialWriteError` saying which files landed.
@@ -51,7 +52,14 @@ from .errors import (
     WriteFailedError,
     is_not_found,
 )
-from .filesystem import CellSelector, LineRebase, LineRebaser, RebaseRefusal, ViewAnnotator
+from .filesystem import (
+    CellSelector,
+    Footprint,
+    LineRebase,
+    LineRebaser,
+    RebaseRefusal,
+    ViewAnnotator,
+)
 from .locks import PathLocks
 from .parse import PatchInput, parse_patch
 from .recovery import rebase_by_text
@@ -318,11 +326,10 @@ class Patcher:
 
     def _prepare_stale(self, section: PatchSection, live: _Live, snapshot: Snapshot) -> _Prepared:
         warnings = self._check_seen(section, live.key, snapshot.text)
-        anchors = section.anchor_lines()
-        outcome = self._rebase(section.path, snapshot.text, live.text, anchors)
+        outcome = self._rebase(section.path, snapshot.text, live.text, section.footprint())
         if isinstance(outcome, RebaseRefusal):
             raise self._stale(section, live, outcome)
-        edits, refusal = _remap(section.edits, outcome.mapping)
+        edits, refusal = _remap(section.edits, outcome.mapping, outcome.rows)
         if refusal is not None:
             raise self._stale(section, live, refusal)
         current = messages.header(section.path, section_tag(live.text))
@@ -341,13 +348,13 @@ class Patcher:
         return applied
 
     def _rebase(
-        self, path: str, snapshot_text: str, live_text: str, anchors: frozenset[int]
+        self, path: str, snapshot_text: str, live_text: str, footprint: Footprint
     ) -> LineRebase | RebaseRefusal:
         if isinstance(self.fs, LineRebaser):
-            outcome = self.fs.rebase_lines(path, snapshot_text, live_text, anchors)
+            outcome = self.fs.rebase_lines(path, snapshot_text, live_text, footprint)
             if outcome is not None:
                 return outcome
-        return rebase_by_text(snapshot_text, live_text, anchors)
+        return rebase_by_text(snapshot_text, live_text, footprint)
 
     # -- seen lines and rejections -------------------------------------------------------------
 
@@ -580,11 +587,14 @@ def _read_notes(
 
 
 def _remap(
-    edits: Sequence[Edit], mapping: Mapping[int, int]
+    edits: Sequence[Edit], mapping: Mapping[int, int], rows: Mapping[str, str]
 ) -> tuple[tuple[Edit, ...], RebaseRefusal | None]:
-    """Move every edit by `mapping`; refuse when a range would no longer be contiguous."""
+    """Move every edit by `mapping` (and rewrite the rows `rows` names); refuse when a range
+    would no longer be contiguous."""
     moved = []
     for edit in edits:
+        if rows:
+            edit = edit.with_lines(edit.start, edit.end, tuple(rows.get(r, r) for r in edit.lines))
         if edit.op.at_edge:
             moved.append(edit)
             continue

@@ -1,18 +1,24 @@
-"""The plain text rule for a stale edit (DESIGN §2.5): rebase only when provably safe.
+"""The plain text rule for a stale edit: rebase only when provably safe.
 
-Given the snapshot an agent read, the live text and the lines the edit names (its anchors),
-diff the two texts and map every anchor to an unchanged live line. The rule fails closed:
+Given the snapshot an agent read, the live text and the edit's footprint (the lines it names,
+and the gaps it inserts into), map every named line to the live text, or refuse.
+
+The rule is the three-way line merge of threeway.py: every named line must be the same live
+line in every minimal diff of the two texts; a person's change next to it does not conflict,
+an overlapping one (the line itself, or an insertion into the gap the edit inserts into) does;
+repeated lines that align more than one way and moved lines next to the edit fail closed.
+
+When the texts differ too much for that alignment to be computed within its budget, the older
+neighbour rule applies instead, which is stricter still:
+- an anchor maps only if it lies in a run of lines the diff found unchanged, together with its
+  neighbours (the lines just above and below it in the snapshot); an anchor at the start or end
+  of the snapshot must still be at the start or end of the live text;
+- all anchors move by ONE offset; anchors that moved by different amounts are refused.
 
 Invariants:
-- An anchor maps only if it lies in a run of lines the diff found unchanged, together with its
-  neighbours (the lines just above and below it in the snapshot), so the edit lands in the same
-  surroundings the agent saw. An anchor at the start or end of the snapshot must still be at
-  the start or end of the live text.
-- All anchors move by ONE offset. Two anchors that moved by different amounts mean lines were
-  added or removed between them; the edit is refused rather than guessed.
-- A refusal names every problem and carries the changed live lines (1-based) to mark and the
-  live lines to show as context around each anchor.
-- Pure and deterministic: difflib on the lines between the common prefix and suffix.
+- Fails closed; never guesses. A refusal names every problem and carries the changed live
+  lines (1-based) to mark and the live lines to show as context around each anchor.
+- Pure and deterministic.
 """
 
 from __future__ import annotations
@@ -20,10 +26,10 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from difflib import SequenceMatcher
 
-from .filesystem import LineRebase, RebaseRefusal
+from .filesystem import Footprint, LineRebase, RebaseRefusal
 from .text import split_lines
+from .threeway import equal_runs, merge_lines
 
 CONTEXT_ROWS = 2
 _MAX_MARKED = 2000
@@ -43,10 +49,24 @@ class _Block:
 
 
 def rebase_by_text(
-    snapshot_text: str, live_text: str, anchors: Iterable[int]
+    snapshot_text: str, live_text: str, anchors: Iterable[int] | Footprint
 ) -> LineRebase | RebaseRefusal:
-    """Map every anchor (snapshot numbering) to the live text by one offset, or refuse."""
+    """Map every named line (snapshot numbering) to the live text, or refuse.
+
+    Plain line numbers are guarded on both sides, as if the edit inserted next to each.
+    """
+    footprint = Footprint.of(anchors)
     snap, live = split_lines(snapshot_text), split_lines(live_text)
+    merged = merge_lines(snap, live, footprint, context_rows=CONTEXT_ROWS)
+    if merged is not None:
+        return merged
+    return _neighbour_rule(snap, live, footprint.lines)
+
+
+def _neighbour_rule(
+    snap: Sequence[str], live: Sequence[str], anchors: Iterable[int]
+) -> LineRebase | RebaseRefusal:
+    """The strict rule for texts too different to align exactly (see the module docstring)."""
     blocks = equal_blocks(snap, live)
     wanted = sorted(set(anchors))
     offsets: dict[int, int] = {}
@@ -67,23 +87,7 @@ def rebase_by_text(
 
 def equal_blocks(snap: Sequence[str], live: Sequence[str]) -> list[_Block]:
     """Runs of equal lines (0-based), ordered, from the common ends plus difflib in between."""
-    prefix = 0
-    limit = min(len(snap), len(live))
-    while prefix < limit and snap[prefix] == live[prefix]:
-        prefix += 1
-    suffix = 0
-    while suffix < limit - prefix and snap[-1 - suffix] == live[-1 - suffix]:
-        suffix += 1
-    blocks = [_Block(0, 0, prefix)] if prefix else []
-    middle_snap = snap[prefix : len(snap) - suffix]
-    middle_live = live[prefix : len(live) - suffix]
-    matcher = SequenceMatcher(None, middle_snap, middle_live, autojunk=False)
-    for a, b, size in matcher.get_matching_blocks():
-        if size:
-            blocks.append(_Block(prefix + a, prefix + b, size))
-    if suffix:
-        blocks.append(_Block(len(snap) - suffix, len(live) - suffix, suffix))
-    return blocks
+    return [_Block(a, b, size) for a, b, size in equal_runs(snap, live)]
 
 
 def _find(blocks: Sequence[_Block], index: int) -> _Block | None:

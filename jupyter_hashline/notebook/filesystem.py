@@ -32,10 +32,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..hashline.errors import AnchorError, HashlineError, is_not_found
-from ..hashline.filesystem import Filesystem, LineRebase, RebaseRefusal, WriteResult
+from ..hashline.filesystem import Filesystem, Footprint, LineRebase, RebaseRefusal, WriteResult
 from .errors import InvalidNotebookError
 from .executed import Executed, with_executed
-from .ids import IdSource, display_ids
+from .ids import IdNotes, IdSource, display_ids, id_notes
 from .jupytext_view import check_format, jupytext_text, merge_jupytext
 from .layout import CellLayout, assemble, written_layout
 from .loading import LoadedNotebook, load_notebook, paused_gc
@@ -104,7 +104,7 @@ class NotebookFilesystem(Filesystem):
         self._new_id = new_id
         self._cache_size = cache_size
         self._loaded: OrderedDict[str, LoadedNotebook] = OrderedDict()
-        self._derived: OrderedDict[str, frozenset[str]] = OrderedDict()
+        self._id_notes: OrderedDict[str, IdNotes] = OrderedDict()
         self._cells = CellJsonCache()
         self._summaries = CellJsonCache()
         self._lock = threading.Lock()
@@ -241,15 +241,16 @@ class NotebookFilesystem(Filesystem):
         )
 
     def rebase_lines(
-        self, path: str, snapshot_text: str, live_text: str, lines: frozenset[int]
+        self, path: str, snapshot_text: str, live_text: str, footprint: Footprint
     ) -> LineRebase | RebaseRefusal | None:
         """Cell-aware recovery for the hashline projection (None elsewhere: the text rule)."""
         if not is_notebook_path(path) or not self.hashline:
             return None
         with self._lock:
-            derived = self._derived.get(snapshot_text, frozenset())
+            notes = self._id_notes.get(snapshot_text, IdNotes())
+            live_notes = self._id_notes.get(live_text, IdNotes())
         try:
-            return rebase_lines(snapshot_text, live_text, lines, derived)
+            return rebase_lines(snapshot_text, live_text, footprint, notes, live_notes)
         except InvalidNotebookError:
             return None
 
@@ -294,13 +295,15 @@ class NotebookFilesystem(Filesystem):
         if not self.hashline:
             return loaded.view(self.projection, jupytext_text)
         text = loaded.projection
-        if loaded.ids.derived:
-            derived = frozenset(loaded.ids.ids[i] for i in loaded.ids.derived)
+        notes: IdNotes = loaded.view(
+            "id notes", lambda nb, _: id_notes(nb.get("cells", []), loaded.ids)
+        )
+        if notes:
             with self._lock:
-                self._derived[text] = derived
-                self._derived.move_to_end(text)
-                while len(self._derived) > 4 * self._cache_size:
-                    self._derived.popitem(last=False)
+                self._id_notes[text] = notes
+                self._id_notes.move_to_end(text)
+                while len(self._id_notes) > 4 * self._cache_size:
+                    self._id_notes.popitem(last=False)
         return text
 
     def _cached_for_view(self, path: str, text: str) -> LoadedNotebook | None:

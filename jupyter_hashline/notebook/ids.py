@@ -2,18 +2,23 @@
 
 Invariants:
 - `display_ids(nb)` is a pure function of the notebook: the same notebook always shows the same
-  ids. A cell's own `id` is shown when it is a non-empty string without whitespace; any other
-  cell (nbformat < 4.5, or a 4.5 cell missing its id) gets an id derived from its position,
-  `cell-<n>` (1-based), made unique against every real id of the notebook. These derived ids are
+  ids, and never the same id twice. A cell's own `id` is shown when it is a non-empty string
+  without whitespace and no earlier cell has it; a later copy of an id (a JSON paste, a git
+  merge) is shown as `<id>-<n>`, the first such name free in the notebook. Any other cell
+  (nbformat < 4.5, or a 4.5 cell missing its id) gets an id derived from its position,
+  `cell-<n>` (1-based), made unique against every real id of the notebook. These shown ids are
   what the first changing write persists, so ids an agent saw stay valid after that write.
+- `IdNotes` says what a projection's ids do not say by themselves: which are derived from
+  position, and which stand for an id several cells share (so no edit is guessed onto a copy).
 - `fresh_id_factory` never returns an id already in use; its randomness is injectable.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from nbformat.corpus.words import generate_corpus_id
@@ -22,14 +27,28 @@ IdSource = Callable[[], str]
 """Where fresh ids come from (default: nbformat's own generator, 8 random hex digits)."""
 
 _SHOWABLE_ID = re.compile(r"\S+")
+_MAX_ID = 64  # nbformat's limit; a copy's shown id must stay a valid id once stored
 
 
 @dataclass(frozen=True, slots=True)
 class DisplayIds:
-    """The id shown for each cell, in order, and which of them are derived from position."""
+    """The id shown for each cell, in order, and which of them are not the cell's own id."""
 
     ids: tuple[str, ...]
     derived: frozenset[int]  # indices of cells whose id is derived, not stored in the file
+    copies: frozenset[int] = frozenset()  # indices of cells repeating an earlier cell's id
+
+
+@dataclass(frozen=True, slots=True)
+class IdNotes:
+    """What a projection's shown ids hide: the derived ones, and for each cell whose stored id
+    several cells share, its shown id -> that stored id."""
+
+    derived: frozenset[str] = frozenset()
+    shared: Mapping[str, str] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.derived or self.shared)
 
 
 def is_legacy(nb: Mapping[str, Any]) -> bool:
@@ -46,22 +65,42 @@ def stored_id(cell: Mapping[str, Any]) -> str | None:
 
 
 def display_ids(cells: Sequence[Mapping[str, Any]]) -> DisplayIds:
-    """Ids for the projection: stored ids where usable, `cell-<n>` by position elsewhere."""
+    """Ids for the projection: stored ids where usable and first, `<id>-<n>` for later copies,
+    `cell-<n>` by position elsewhere."""
     stored = [stored_id(cell) for cell in cells]
     taken = {cid for cid in stored if cid is not None}
+    used: set[str] = set()
     ids: list[str] = []
     derived: set[int] = set()
+    copies: set[int] = set()
     for index, cid in enumerate(stored):
         if cid is None:
             cid = _unique(f"cell-{index + 1}", taken)
-            taken.add(cid)
             derived.add(index)
+        elif cid in used:
+            cid = _unique(cid[: _MAX_ID - 4], taken, first_suffix=2)
+            copies.add(index)
+        taken.add(cid)
+        used.add(cid)
         ids.append(cid)
-    return DisplayIds(tuple(ids), frozenset(derived))
+    return DisplayIds(tuple(ids), frozenset(derived), frozenset(copies))
 
 
-def _unique(base: str, taken: Collection[str]) -> str:
-    candidate, suffix = base, 1
+def id_notes(cells: Sequence[Mapping[str, Any]], shown: DisplayIds) -> IdNotes:
+    """The `IdNotes` of a notebook whose display ids are `shown`."""
+    stored = [stored_id(cell) for cell in cells]
+    count = Counter(cid for cid in stored if cid is not None)
+    shared = {
+        shown.ids[index]: cid
+        for index, cid in enumerate(stored)
+        if cid is not None and count[cid] > 1
+    }
+    return IdNotes(frozenset(shown.ids[i] for i in shown.derived), shared)
+
+
+def _unique(base: str, taken: Collection[str], first_suffix: int = 1) -> str:
+    suffix = first_suffix
+    candidate = base if suffix == 1 else f"{base}-{suffix}"
     while candidate in taken:
         suffix += 1
         candidate = f"{base}-{suffix}"

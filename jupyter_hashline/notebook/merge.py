@@ -21,7 +21,8 @@ Invariants:
 - Merging the unchanged projection returns `nb` itself and no warnings, legacy or not.
 - Minimal diffs: a notebook keeps its `nbformat_minor`; a notebook older than 4.5 gets no ids
   stored (its ids stay derived from positions); a 4.5 notebook with missing or duplicate ids
-  gets the shown ids (missing) or fresh ones (duplicates) stored, with a warning.
+  gets the shown ids stored, with a warning (a later copy of an id keeps the distinct id the
+  projection showed for it).
 """
 
 from __future__ import annotations
@@ -238,18 +239,22 @@ def _new_cell(cell_type: str, cid: str | None, source: str, options: _Options) -
 def _persist_ids(
     merged: list[tuple[Any, str, bool]], fresh: IdSource, warnings: list[str]
 ) -> list[Any]:
-    """Store the shown id in every cell of a 4.5 notebook, unique: a duplicate gets a fresh id,
-    a missing id the one that was shown (each repair reported in one warning)."""
+    """Store the shown id in every cell of a 4.5 notebook, unique: a later copy of an id keeps
+    the distinct id the projection showed for it, a missing id the one that was shown, and an
+    id the edit itself repeated gets a fresh one (each repair reported in one warning)."""
     seen: set[str] = set()
     repaired: list[str] = []
     result: list[Any] = []
     for cell, shown_id, derived in merged:
         cid = shown_id
+        own = cell.get("id")
         if cid in seen:
             cid = fresh()
             repaired.append(f"duplicate id {shown_id} -> {cid}")
         elif derived:
             repaired.append(f"missing id -> {cid}")
+        elif isinstance(own, str) and own != cid:  # a later copy of an id, shown apart
+            repaired.append(f"duplicate id {own} -> {cid}")
         seen.add(cid)
         if cell.get("id") != cid:
             cell = type(cell)(cell) if isinstance(cell, dict) else dict(cell)

@@ -45,7 +45,7 @@ def merge_edit(
     if len(cells) < min_cells or len(starts) != len(cells) or len(all_ids) != len(cells):
         return None
     legacy = is_legacy(nb)
-    if shown.derived and not legacy:
+    if (shown.derived or shown.copies) and not legacy:  # ids to repair: the whole merge does
         return None
     prefix = common_prefix(before, text)
     if prefix == len(before) == len(text):

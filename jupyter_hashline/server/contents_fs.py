@@ -12,7 +12,9 @@ Invariants:
 - Reads ask for `type="file", format="text"`: the raw text as stored (for `.ipynb`, the JSON).
   A notebook paired by jupytext (`jupytext.formats` in its metadata) is read as a notebook
   model instead, so jupytext merges a newer text twin exactly as JupyterLab sees it; its text
-  is that model serialized as Jupyter writes it.
+  is that model serialized as Jupyter writes it. A notebook torn by a save that died
+  halfway reads as the previous notebook Jupyter's atomic writer kept (the one place a file is
+  read with `open()`: that writer's own intermediate).
 - Writes save what they are given byte for byte (`type="file", format="text"`), notebooks
   included, so the bytes the notebook layer reused reach the disk; a notebook's first save
   gets its checkpoint, as a notebook save does. Notebook models (`type="notebook"`, content
@@ -27,12 +29,14 @@ Invariants:
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import stat
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
 from jupyter_core.utils import ensure_async
+from jupyter_server.services.contents.fileio import path_to_intermediate
 from tornado.web import HTTPError
 
 from ..hashline.errors import (
@@ -183,7 +187,30 @@ class ContentsFilesystem(Filesystem):
         if not isinstance(text, str):
             raise NotTextError(f"{path} is not a text file; only text files can be edited.")
         self._check_size(path, text)
-        return text
+        return self._unless_torn(path, text) if path.endswith(".ipynb") else text
+
+    def _unless_torn(self, path: str, text: str) -> str:
+        """A notebook whose save died halfway (a server killed mid-write) is torn, and Jupyter's
+        atomic writer left the previous file next to it as its `.~` intermediate: read that
+        previous notebook instead, touching nothing (Jupyter restores it on its next open).
+        Costs a stat per read; the text is parsed only while an intermediate exists."""
+        if self._local_root is None:
+            return text
+        backup = path_to_intermediate(confined_os_path(self._local_root, path))
+        if not os.path.isfile(backup):
+            return text
+        try:
+            json.loads(text)
+            return text
+        except ValueError:
+            pass
+        try:
+            with open(backup, encoding="utf-8") as previous:
+                old = previous.read()
+            json.loads(old)
+        except (OSError, ValueError):
+            return text
+        return old
 
     async def _read_model(self, path: str) -> str:
         """A paired notebook as the contents manager serves it (jupytext merges its twin)."""

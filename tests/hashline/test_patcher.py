@@ -20,7 +20,7 @@ from jupyter_hashline.hashline.errors import (
     UnseenLinesError,
     WriteFailedError,
 )
-from jupyter_hashline.hashline.filesystem import LineRebase, RebaseRefusal, WriteResult
+from jupyter_hashline.hashline.filesystem import Footprint, LineRebase, RebaseRefusal, WriteResult
 from jupyter_hashline.hashline.memory_fs import InMemoryFilesystem
 from jupyter_hashline.hashline.memory_store import InMemorySnapshotStore
 from jupyter_hashline.hashline.patcher import Patcher
@@ -341,12 +341,25 @@ async def test_stale_edit_on_an_edited_line_is_rejected_with_marked_context() ->
     assert retry.sections[0].written
 
 
-async def test_stale_edits_that_moved_unevenly_are_rejected() -> None:
+async def test_stale_edits_that_moved_by_different_amounts_each_land_on_their_line() -> None:
     fs, patcher = make({"t.txt": TEN})
     read = await patcher.read("t.txt")
     fs.set("t.txt", TEN.replace("line 5\n", "line 5\nextra\n"))
-    with pytest.raises(StaleTagError, match="different amounts"):
-        await patcher.apply(f"{read.header}\nreplace 2:\n+a\nreplace 8:\n+b\n")
+    result = await patcher.apply(f"{read.header}\nreplace 2:\n+a\nreplace 8:\n+b\n")
+    assert "each was found unchanged" in result.sections[0].banner
+    assert fs.get("t.txt") == TEN.replace("line 5\n", "line 5\nextra\n").replace(
+        "line 2\n", "a\n"
+    ).replace("line 8\n", "b\n")
+
+
+async def test_stale_insert_into_a_gap_the_person_filled_is_rejected() -> None:
+    fs, patcher = make({"t.txt": TEN})
+    read = await patcher.read("t.txt")
+    live = TEN.replace("line 5\n", "line 5\nextra\n")
+    fs.set("t.txt", live)
+    with pytest.raises(StaleTagError, match="lines were added between lines 5 and 6"):
+        await patcher.apply(f"{read.header}\ninsert after 5:\n+mine\n")
+    assert fs.get("t.txt") == live
 
 
 async def test_unknown_tag_is_rejected_and_the_live_text_becomes_known() -> None:
@@ -373,12 +386,12 @@ class RebasingFs(InMemoryFilesystem):
     def __init__(self, files: Mapping[str, str], answer: LineRebase | RebaseRefusal | None) -> None:
         super().__init__(files)
         self.answer = answer
-        self.calls: list[frozenset[int]] = []
+        self.calls: list[Footprint] = []
 
     def rebase_lines(
-        self, path: str, snapshot_text: str, live_text: str, lines: frozenset[int]
+        self, path: str, snapshot_text: str, live_text: str, footprint: Footprint
     ) -> LineRebase | RebaseRefusal | None:
-        self.calls.append(lines)
+        self.calls.append(footprint)
         return self.answer
 
 
@@ -388,7 +401,8 @@ async def test_filesystem_rebaser_is_used_when_it_answers() -> None:
     read = await patcher.read("t.txt")
     fs.set("t.txt", TEN.replace("line 1\n", "LINE 1\n"))
     result = await patcher.apply(f"{read.header}\nreplace 2..3:\n+X\n")
-    assert fs.calls == [frozenset({2, 3})]
+    assert [call.lines for call in fs.calls] == [frozenset({2, 3})]
+    assert fs.calls[0].replaced == frozenset({2, 3}) and fs.calls[0].rows == ("X",)
     assert fs.get("t.txt").endswith("line 8\nX\n")
     assert result.sections[0].banner == "recovered: cell b moved"
 

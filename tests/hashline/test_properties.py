@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import FILE_LINES, edit_scripts, line_changes, raw_texts, texts
+from strategies import FILE_LINES, edit_scripts, raw_texts, texts
 
 from jupyter_hashline.hashline.apply import apply_edits
 from jupyter_hashline.hashline.edits import Edit, EditOp
@@ -129,45 +129,3 @@ def _edit_text(edit: Edit) -> str:
     rows = "".join(f"+{r}\n" for r in edit.lines)
     colon = "" if edit.op is EditOp.DELETE else ":"
     return f"{edit.describe()}{colon}\n{rows}"
-
-
-@st.composite
-def stale_cases(draw: st.DrawFn) -> tuple[str, str, list[Edit]]:
-    lines = draw(st.lists(FILE_LINES, min_size=1, max_size=10))
-    snapshot = "\n".join(lines) + "\n"
-    if draw(st.booleans()):
-        live_lines = draw(line_changes(lines))
-    else:  # another writer added lines above and/or below: a pure shift, often recoverable
-        above = draw(st.lists(FILE_LINES, max_size=3))
-        below = draw(st.lists(FILE_LINES, max_size=3))
-        live_lines = above + lines + below
-    assume(live_lines != lines)
-    live = "\n".join(live_lines) + ("\n" if live_lines else "")
-    script = draw(edit_scripts(len(lines), edge=False).filter(bool))
-    return snapshot, live, script
-
-
-@SETTINGS
-@given(stale_cases())
-def test_a_stale_edit_lands_only_when_every_anchor_maps_by_one_offset(
-    case: tuple[str, str, list[Edit]],
-) -> None:
-    snapshot, live, script = case
-    landed, result = asyncio.run(_stale_apply(snapshot, live, script))
-    if not landed:
-        assert result == live
-        return
-    snap_lines, live_lines = snapshot.split("\n")[:-1], live.split("\n")[:-1]
-    anchors = {n for e in script for n in e.anchors}
-    if not anchors:
-        return
-    candidates = []
-    for offset in range(-len(snap_lines), len(live_lines) + 1):
-        if all(
-            0 <= a - 1 + offset < len(live_lines)
-            and live_lines[a - 1 + offset] == snap_lines[a - 1]
-            for a in anchors
-        ):
-            moved = [e.with_lines(e.start + offset, e.end + offset) for e in script]
-            candidates.append(reference(live, moved))
-    assert result in candidates

@@ -34,6 +34,7 @@ EXPORTED = {
     "Edit",
     "EditOp",
     "Filesystem",
+    "Footprint",
     "HashlineError",
     "InMemoryFilesystem",
     "InMemorySnapshotStore",

@@ -1,8 +1,10 @@
-"""The plain text rule for stale edits: one uniform offset, or a refusal (DESIGN §2.5)."""
+"""The plain text rule for stale edits: a three-way line merge that fails closed, and the
+stricter neighbour rule it falls back to when the texts are too different to align exactly."""
 
 from __future__ import annotations
 
-from jupyter_hashline.hashline.filesystem import LineRebase, RebaseRefusal
+from jupyter_hashline.hashline import threeway
+from jupyter_hashline.hashline.filesystem import Footprint, LineRebase, RebaseRefusal
 from jupyter_hashline.hashline.recovery import rebase_by_text
 
 SNAPSHOT = "".join(f"line {n}\n" for n in range(1, 11))
@@ -52,31 +54,57 @@ def test_a_deleted_anchor_is_refused() -> None:
     assert "line 5 itself was deleted" in outcome.reason
 
 
-def test_a_changed_neighbour_is_refused() -> None:
+def test_a_changed_neighbour_does_not_conflict() -> None:
     live = SNAPSHOT.replace("line 4\n", "line 4 changed\n")
+    outcome = rebase_by_text(SNAPSHOT, live, Footprint(frozenset({5})))
+    assert isinstance(outcome, LineRebase)
+    assert dict(outcome.mapping) == {5: 5}
+
+
+def test_plain_line_numbers_guard_both_gaps() -> None:
+    """Without a footprint, a line is read as if the edit inserted on both sides of it."""
+    live = SNAPSHOT.replace("line 5\n", "line 5\nbetween\n")
     outcome = rebase_by_text(SNAPSHOT, live, {5})
     assert isinstance(outcome, RebaseRefusal)
-    assert "the line next to line 5 (line 4) changed" in outcome.reason
-    assert outcome.changed_live_lines == (4,)
+    assert "lines were added between lines 5 and 6, where your edit inserts" in outcome.reason
+    replaced_only = rebase_by_text(SNAPSHOT, live, Footprint(frozenset({5})))
+    assert isinstance(replaced_only, LineRebase)
 
 
-def test_anchors_that_moved_by_different_amounts_are_refused() -> None:
+def test_anchors_that_moved_by_different_amounts_each_map() -> None:
     live = SNAPSHOT.replace("line 5\n", "line 5\ninserted\n")
-    outcome = rebase_by_text(SNAPSHOT, live, {2, 8})
-    assert isinstance(outcome, RebaseRefusal)
-    assert "moved by different amounts (line 2 by +0, line 8 by +1)" in outcome.reason
-    assert outcome.changed_live_lines == (6,)
+    outcome = rebase_by_text(SNAPSHOT, live, Footprint(frozenset({2, 8})))
+    assert isinstance(outcome, LineRebase)
+    assert dict(outcome.mapping) == {2: 2, 8: 9}
+    assert "each was found unchanged" in outcome.notes[0]
 
 
-def test_an_anchor_at_the_file_edge_needs_the_edge_unchanged() -> None:
-    outcome = rebase_by_text(SNAPSHOT, "header\n" + SNAPSHOT, {1})
+def test_inserts_at_the_file_edge_need_the_edge_unchanged() -> None:
+    at_top = Footprint(frozenset({1}), before=frozenset({1}))
+    outcome = rebase_by_text(SNAPSHOT, "header\n" + SNAPSHOT, at_top)
     assert isinstance(outcome, RebaseRefusal)
-    assert "added above line 1" in outcome.reason
-    at_end = rebase_by_text(SNAPSHOT, SNAPSHOT + "footer\n", {10})
-    assert isinstance(at_end, RebaseRefusal)
-    tail_ok = rebase_by_text(SNAPSHOT, "header\n" + SNAPSHOT, {10})
+    assert "lines were added before line 1 (the start)" in outcome.reason
+    at_end = Footprint(frozenset({10}), after=frozenset({10}))
+    refused = rebase_by_text(SNAPSHOT, SNAPSHOT + "footer\n", at_end)
+    assert isinstance(refused, RebaseRefusal)
+    assert "lines were added after line 10 (the end)" in refused.reason
+    tail_ok = rebase_by_text(SNAPSHOT, "header\n" + SNAPSHOT, at_end)
     assert isinstance(tail_ok, LineRebase)
     assert dict(tail_ok.mapping) == {10: 11}
+    replace_first = rebase_by_text(SNAPSHOT, "header\n" + SNAPSHOT, Footprint(frozenset({1})))
+    assert isinstance(replace_first, LineRebase)
+
+
+def test_texts_too_different_to_align_fall_back_to_the_neighbour_rule() -> None:
+    """Past the alignment budget, the stricter rule: neighbours unchanged, one offset."""
+    snapshot = "".join(f"keep {n}\n" for n in range(400))
+    live = "".join(f"new {n}\n" for n in range(5000)) + snapshot.replace("keep 7\n", "k7\n")
+    assert threeway.align(snapshot.splitlines(), live.splitlines()) is None
+    far = rebase_by_text(snapshot, live, Footprint(frozenset({300})))
+    assert isinstance(far, LineRebase) and dict(far.mapping) == {300: 5300}
+    near = rebase_by_text(snapshot, live, Footprint(frozenset({9})))
+    assert isinstance(near, RebaseRefusal)
+    assert "the line next to line 9 (line 8) changed" in near.reason
 
 
 def test_repeated_lines_map_only_by_their_surroundings() -> None:

@@ -109,13 +109,28 @@ async def test_an_edit_elsewhere_in_the_same_cell_is_rebased_inside_the_cell(
     ]
 
 
-async def test_an_edit_next_to_the_persons_line_is_rejected(storage: Storage) -> None:
+async def test_an_edit_next_to_the_persons_line_lands_beside_it(storage: Storage) -> None:
+    patcher, tag = await agent_reads(storage)
+    storage.person_edits("a.ipynb", comment_clean)  # a new first line, right above line 7
+    result = await patcher.apply(f"[a.ipynb#{tag}]\nreplace 7:\n+df = df.dropna(how='all')\n")
+    assert "cell clean changed since your read; your lines in it moved by +1" in result.to_text()
+    assert by_id(storage)["clean"].source.split("\n") == [
+        "# cleaning",
+        "df = df.dropna(how='all')",
+        "df = df[df.amount > 0]",
+        "total = df.amount.sum()",
+    ]
+
+
+async def test_an_insert_into_the_gap_the_person_filled_is_rejected(storage: Storage) -> None:
     patcher, tag = await agent_reads(storage)
     storage.person_edits("a.ipynb", comment_clean)
+    before = storage.get("a.ipynb")
     with pytest.raises(
-        StaleTagError, match=r"cell clean changed where you edit it \(the line next to line 7"
+        StaleTagError, match=r"cell clean changed where you edit it \(lines were added before"
     ):
-        await patcher.apply(f"[a.ipynb#{tag}]\nreplace 7:\n+df = df.dropna(how='all')\n")
+        await patcher.apply(f"[a.ipynb#{tag}]\ninsert before 7:\n+# mine\n")
+    assert storage.get("a.ipynb") == before
 
 
 async def test_the_same_line_edited_by_both_is_rejected_and_nothing_is_written(

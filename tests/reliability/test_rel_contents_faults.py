@@ -17,11 +17,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from testkit.faults import injected, survived, tree_bytes
+from testkit.faults import Edit, tree_bytes
 from testkit.rest import Api, write_notebook
 from tornado.web import HTTPError
 
 TARGETS = [("script.py", 1, "a = 2"), ("nb.ipynb", 2, "a = 2")]
+ORACLE = {
+    "script.py": Edit("script.py", "replace", 1, "a = 2"),
+    "nb.ipynb": Edit("nb.ipynb", "replace", 1, "a = 2", cell=0),
+}
 
 
 class HalfWriter:
@@ -77,6 +81,7 @@ async def test_save_dying_halfway_keeps_the_file(
     jp_root_dir: Path,
     jp_serverapp: Any,
     monkeypatch: pytest.MonkeyPatch,
+    fault: Any,
     path: str,
     line: int,
     new: str,
@@ -88,19 +93,19 @@ async def test_save_dying_halfway_keeps_the_file(
     count = break_atomic_writer(jp_serverapp.contents_manager, monkeypatch, code)
     patch = {"patch": f"{read['header']}\nreplace {line}:\n+{new}\n"}
 
-    status, body = await api("patch", method="POST", body=patch)
+    with fault(jp_root_dir) as trial:
+        status, body = await api("patch", method="POST", body=patch)
 
-    assert count[0] == 1
-    injected()
-    assert (status, body["error"]) == (500, "write_failed")
-    assert_clear(body, path)
-    assert os.strerror(code) in body["message"] and "unchanged" in body["message"]
-    assert tree_bytes(jp_root_dir) == files
-    assert await snapshots(api) == snaps
-    monkeypatch.undo()
-    status, body = await api("patch", method="POST", body=patch, schema="PatchResponse")
-    assert status == 200 and body["sections"][0]["written"] is True
-    survived()
+        assert count[0] == 1
+        assert (status, body["error"]) == (500, "write_failed")
+        assert_clear(body, path)
+        assert os.strerror(code) in body["message"] and "unchanged" in body["message"]
+        assert tree_bytes(jp_root_dir) == files
+        assert await snapshots(api) == snaps
+        monkeypatch.undo()
+        status, body = await api("patch", method="POST", body=patch, schema="PatchResponse")
+        assert status == 200 and body["sections"][0]["written"] is True
+        trial.acknowledge(ORACLE[path])
 
 
 SAVE_FAILURES: list[tuple[BaseException, int, str]] = [
@@ -122,6 +127,7 @@ async def test_a_raising_save_is_a_clear_error(
     jp_root_dir: Path,
     jp_serverapp: Any,
     monkeypatch: pytest.MonkeyPatch,
+    fault: Any,
     path: str,
     line: int,
     new: str,
@@ -137,20 +143,20 @@ async def test_a_raising_save_is_a_clear_error(
         raise error
 
     monkeypatch.setattr(jp_serverapp.contents_manager, "save", save)
-    injected(2)
     patch = {"patch": f"{read['header']}\nreplace {line}:\n+{new}\n"}
-    got, body = await api("patch", method="POST", body=patch)
-    assert (got, body["error"]) == (status, kind)
-    assert_clear(body, path)
-    assert tree_bytes(jp_root_dir) == files
-    assert await snapshots(api) == snaps
-    got, body = await api("write", method="POST", body={"path": "fresh.py", "content": "x\n"})
-    assert (got, body["error"]) == (status, kind)
-    assert not (jp_root_dir / "fresh.py").exists()
-    monkeypatch.undo()
-    got, body = await api("patch", method="POST", body=patch)
-    assert got == 200, body
-    survived(2)
+    with fault(jp_root_dir) as trial:
+        got, body = await api("patch", method="POST", body=patch)
+        assert (got, body["error"]) == (status, kind)
+        assert_clear(body, path)
+        assert tree_bytes(jp_root_dir) == files
+        assert await snapshots(api) == snaps
+        got, body = await api("write", method="POST", body={"path": "fresh.py", "content": "x\n"})
+        assert (got, body["error"]) == (status, kind)
+        assert not (jp_root_dir / "fresh.py").exists()
+        monkeypatch.undo()
+        got, body = await api("patch", method="POST", body=patch)
+        assert got == 200, body
+        trial.acknowledge(ORACLE[path])
 
 
 GET_FAILURES: list[tuple[BaseException, int, str]] = [
@@ -169,6 +175,7 @@ async def test_a_raising_get_is_a_clear_error_for_every_file_route(
     jp_root_dir: Path,
     jp_serverapp: Any,
     monkeypatch: pytest.MonkeyPatch,
+    fault: Any,
     error: BaseException,
     status: int,
     kind: str,
@@ -181,7 +188,6 @@ async def test_a_raising_get_is_a_clear_error_for_every_file_route(
         raise error
 
     monkeypatch.setattr(jp_serverapp.contents_manager, "get", get)
-    injected(4)
     calls: list[tuple[str, dict[str, Any]]] = [
         ("read", {"params": {"path": "nb.ipynb"}}),
         ("outputs", {"params": {"path": "nb.ipynb", "cell": "cell-0"}}),
@@ -191,13 +197,13 @@ async def test_a_raising_get_is_a_clear_error_for_every_file_route(
         ),
         ("write", {"method": "POST", "body": {"path": "nb.ipynb", "content": "# %% [code]\n"}}),
     ]
-    for route, kwargs in calls:
-        got, body = await api(route, **kwargs)
-        assert (got, body["error"]) == (status, kind), (route, body)
-        assert_clear(body, "nb.ipynb")
+    with fault(jp_root_dir):
+        for route, kwargs in calls:
+            got, body = await api(route, **kwargs)
+            assert (got, body["error"]) == (status, kind), (route, body)
+            assert_clear(body, "nb.ipynb")
     assert tree_bytes(jp_root_dir) == files
     assert await snapshots(api) == snaps
-    survived(4)
 
 
 async def test_a_new_file_in_a_missing_folder_is_a_clear_404(api: Api, jp_root_dir: Path) -> None:

@@ -16,10 +16,11 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import nbformat
 import pytest
-from testkit.faults import TEMP_SUFFIX, injected, store_state, survived, temp_files
+from testkit.faults import TEMP_SUFFIX, Edit, store_state, temp_files
 
 from jupyter_hashline.hashline import (
     DiskFilesystem,
@@ -67,6 +68,14 @@ CHILD = textwrap.dedent(
 POINTS_BEFORE_RENAME = ("mid-write", "synced", "before-rename")
 
 
+def oracle_edit(path: str, text: str) -> Edit:
+    """`replace 2:` as the oracle applies it (line 2 of the text; the notebook's line 2 is the
+    first source line of its first cell)."""
+    if path.endswith(".ipynb"):
+        return Edit(path, "replace", 1, text, cell=0)
+    return Edit(path, "replace", 2, text)
+
+
 def make_files(root: Path) -> None:
     (root / "script.py").write_bytes(b"first = 1\nsecond = 2\nthird = 3\n" * 200)
     nb = nbformat.v4.new_notebook()
@@ -104,19 +113,24 @@ KILLS = [*((point, "script.py") for point in POINTS_BEFORE_RENAME), ("before-ren
 
 @pytest.mark.parametrize(("point", "path"), KILLS)
 async def test_killed_before_the_rename_leaves_the_old_file(
-    workspace: tuple[Path, Path], path: str, point: str
+    workspace: tuple[Path, Path], fault: Any, path: str, point: str
 ) -> None:
     root, db = workspace
+    with fault(root, leftovers=True) as trial:
+        await _killed_then_retried(root, db, path, point, trial)
+
+
+async def _killed_then_retried(root: Path, db: Path, path: str, point: str, trial: Any) -> None:
     old = (root / path).read_bytes()
     engine, store = patcher(root, db)
     view = await engine.read(path)
     recorded = store_state(store, path)
     store.close()
 
+    trial.outcome_unknown(oracle_edit(path, "killed = True"))
     child = run_child(root, db, point, f"{view.header}\nreplace 2:\n+killed = True\n")
 
     assert child.returncode == -signal.SIGKILL, child.stderr
-    injected()
     assert (root / path).read_bytes() == old
     with SqliteSnapshotStore(db) as reopened:
         assert store_state(reopened, path) == recorded
@@ -129,15 +143,20 @@ async def test_killed_before_the_rename_leaves_the_old_file(
     with store:
         result = await engine.apply(f"{view.header}\nreplace 2:\n+survived = True\n")
         assert result.sections[0].written
+        trial.acknowledge(oracle_edit(path, "survived = True"))
         assert "survived = True" in (await engine.read(path)).text
-    survived()
 
 
 @pytest.mark.parametrize("path", ["script.py", "nb.ipynb"])
 async def test_killed_after_the_rename_never_applies_a_retry_twice(
-    workspace: tuple[Path, Path], path: str
+    workspace: tuple[Path, Path], fault: Any, path: str
 ) -> None:
     root, db = workspace
+    with fault(root) as trial:
+        await _killed_after_the_rename(root, db, path, trial)
+
+
+async def _killed_after_the_rename(root: Path, db: Path, path: str, trial: Any) -> None:
     old = (root / path).read_bytes()
     engine, store = patcher(root, db)
     view = await engine.read(path)
@@ -145,10 +164,10 @@ async def test_killed_after_the_rename_never_applies_a_retry_twice(
     store.close()
     patch = f"{view.header}\nreplace 2:\n+landed_once = True\n"
 
+    trial.outcome_unknown(oracle_edit(path, "landed_once = True"))
     child = run_child(root, db, "after-rename", patch)
 
     assert child.returncode == -signal.SIGKILL, child.stderr
-    injected()
     new = (root / path).read_bytes()
     assert new != old and new.count(b"landed_once = True") == 1
     assert temp_files(root) == []
@@ -159,4 +178,3 @@ async def test_killed_after_the_rename_never_applies_a_retry_twice(
             await engine.apply(patch)  # the agent retries: it never saw a reply
         assert "Nothing was written" in stale.value.message
         assert (root / path).read_bytes() == new
-    survived()

@@ -17,12 +17,11 @@ from typing import Any
 
 import pytest
 from testkit.faults import (
+    Edit,
     QuickSqliteStore,
     garble,
     hold_exclusive_lock,
-    injected,
     store_state,
-    survived,
 )
 from testkit.rest import Api, write_notebook
 
@@ -53,20 +52,33 @@ def engine(root: Path, store: Any) -> Patcher:
     return Patcher(NotebookFilesystem(DiskFilesystem(root)), store)
 
 
+INSERTED = {
+    "a.py": Edit("a.py", "insert_after", 2, "inserted = True"),
+    "nb.ipynb": Edit("nb.ipynb", "insert_after", 2, "inserted = True", cell=0),
+}
+TAILS = {
+    "a.py": Edit("a.py", "append", text="# after the lock"),
+    "nb.ipynb": Edit("nb.ipynb", "append", text="# after the lock", cell=1),
+}
+
+
 @pytest.mark.parametrize(
     ("path", "edit"), [("a.py", "insert after 2:"), ("nb.ipynb", "insert after 3:")]
 )
 async def test_locked_store_never_turns_a_landed_write_into_an_error(
-    root: Path, tmp_path: Path, path: str, edit: str
+    root: Path, tmp_path: Path, fault: Any, path: str, edit: str
 ) -> None:
-    db = tmp_path / "s.sqlite3"
+    with fault(root) as trial:
+        await _locked_store(root, tmp_path / "s.sqlite3", path, edit, trial)
+
+
+async def _locked_store(root: Path, db: Path, path: str, edit: str, trial: Any) -> None:
     with SqliteSnapshotStore(db, busy_timeout_s=0.2) as store:
         patcher = engine(root, store)
         view = await patcher.read(path)
         recorded = store_state(store, path)
         patch = f"{view.header}\n{edit}\n+inserted = True\n"
         holder = hold_exclusive_lock(db)
-        injected(2)
         try:
             before = (root / path).read_bytes()
             with pytest.raises(StoreBusyError) as busy:
@@ -80,6 +92,7 @@ async def test_locked_store_never_turns_a_landed_write_into_an_error(
             holder.close()
         [section] = result.sections
         assert section.written
+        trial.acknowledge(INSERTED[path])
         assert any("WAS written" in w and "re-read" in w for w in section.warnings)
         assert (root / path).read_bytes().count(b"inserted = True") == 1
         assert store_state(store, path) == recorded
@@ -90,7 +103,7 @@ async def test_locked_store_never_turns_a_landed_write_into_an_error(
         fresh = await patcher.read(path)
         again = await patcher.apply(f"{fresh.header}\ninsert tail:\n+# after the lock\n")
         assert again.sections[0].written and not again.sections[0].warnings
-    survived(2)
+        trial.acknowledge(TAILS[path])
 
 
 class BrokenAfterReads(InMemorySnapshotStore):
@@ -104,23 +117,30 @@ class BrokenAfterReads(InMemorySnapshotStore):
         return super().record(path, full_text)
 
 
-async def test_any_store_failure_after_a_write_is_a_warning(root: Path) -> None:
+async def test_any_store_failure_after_a_write_is_a_warning(root: Path, fault: Any) -> None:
     store = BrokenAfterReads()
     patcher = engine(root, store)
     view = await patcher.read("a.py")
-    store.broken = True
-    injected(2)
-    result = await patcher.apply(f"{view.header}\nreplace 1:\n+alpha = 10\n")
-    assert result.sections[0].written
-    assert "Input/output error" in result.to_text() and "WAS written" in result.to_text()
-    write = await patcher.write("b.py", "b = 1\n")
-    assert write.sections[0].written and "WAS written" in write.to_text()
-    assert (root / "b.py").read_text() == "b = 1\n"
-    survived(2)
+    with fault(root) as trial:
+        store.broken = True
+        result = await patcher.apply(f"{view.header}\nreplace 1:\n+alpha = 10\n")
+        assert result.sections[0].written
+        trial.acknowledge(Edit("a.py", "replace", 1, "alpha = 10"))
+        assert "Input/output error" in result.to_text() and "WAS written" in result.to_text()
+        write = await patcher.write("b.py", "b = 1\n")
+        assert write.sections[0].written and "WAS written" in write.to_text()
+        trial.acknowledge(Edit("b.py", "create", text="b = 1\n"))
 
 
 async def test_store_corrupted_at_restart_is_moved_aside_and_editing_resumes(
-    root: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    root: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture, fault: Any
+) -> None:
+    with fault(root) as trial:
+        await _corrupted_at_restart(root, tmp_path, caplog, trial)
+
+
+async def _corrupted_at_restart(
+    root: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture, trial: Any
 ) -> None:
     db = tmp_path / "s.sqlite3"
     with SqliteSnapshotStore(db) as store:
@@ -128,7 +148,6 @@ async def test_store_corrupted_at_restart_is_moved_aside_and_editing_resumes(
         for n in range(50):
             store.record(f"other{n}.py", f"text {n}\n" * 100)
     garbage = garble(db)
-    injected()
     before = (root / "nb.ipynb").read_bytes()
 
     with caplog.at_level(logging.WARNING), SqliteSnapshotStore(db) as store:
@@ -141,8 +160,8 @@ async def test_store_corrupted_at_restart_is_moved_aside_and_editing_resumes(
         view = await patcher.read("nb.ipynb")
         result = await patcher.apply(f"{view.header}\nreplace 2:\n+alpha = 10\n")
         assert result.sections[0].written
+        trial.acknowledge(Edit("nb.ipynb", "replace", 1, "alpha = 10", cell=0))
     assert "re-read" in caplog.text and "moved it to" in caplog.text
-    survived()
 
 
 @pytest.fixture
@@ -155,14 +174,22 @@ def hashline_config(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str,
     return {"store_class": "testkit.faults.QuickSqliteStore", "store_path": str(db)}
 
 
-async def test_locked_store_through_rest(api: Api, jp_root_dir: Path, jp_serverapp: Any) -> None:
+async def test_locked_store_through_rest(
+    api: Api, jp_root_dir: Path, jp_serverapp: Any, fault: Any
+) -> None:
     service = jp_serverapp.web_app.settings["jupyter_hashline_service"]
     assert isinstance(service.store, QuickSqliteStore)
     write_notebook(jp_root_dir / "nb.ipynb", "alpha = 1", "beta = 2")
     _, read = await api("read", params={"path": "nb.ipynb"})
     assert service.store.path is not None
+    with fault(jp_root_dir) as trial:
+        await _locked_through_rest(api, service, read, trial)
+    status, body = await api("read", params={"path": "nb.ipynb"})
+    assert status == 200 and "2:alpha = 10" in body["view"]
+
+
+async def _locked_through_rest(api: Api, service: Any, read: dict[str, Any], trial: Any) -> None:
     holder = hold_exclusive_lock(service.store.path)
-    injected(2)
     try:
         status, body = await api("read", params={"path": "nb.ipynb"})
         assert (status, body["error"]) == (503, "store_busy")
@@ -173,23 +200,21 @@ async def test_locked_store_through_rest(api: Api, jp_root_dir: Path, jp_servera
         holder.rollback()
         holder.close()
     assert status == 200 and "WAS written" in body["text"]
-    status, body = await api("read", params={"path": "nb.ipynb"})
-    assert status == 200 and "2:alpha = 10" in body["view"]
-    survived(2)
+    trial.acknowledge(Edit("nb.ipynb", "replace", 1, "alpha = 10", cell=0))
 
 
 @pytest.mark.parametrize("hashline_config", ["garbage"], indirect=True)
 async def test_server_starting_on_a_corrupt_store_rebuilds_it(
-    api: Api, jp_root_dir: Path, jp_serverapp: Any
+    api: Api, jp_root_dir: Path, jp_serverapp: Any, fault: Any
 ) -> None:
     service = jp_serverapp.web_app.settings["jupyter_hashline_service"]
     moved = service.store.recovered_from
-    injected()
     assert moved is not None and moved.read_bytes().startswith(b"SQLite format 3")
     write_notebook(jp_root_dir / "nb.ipynb", "alpha = 1")
-    _, read = await api("read", params={"path": "nb.ipynb"})
-    patch = {"patch": f"{read['header']}\nreplace 2:\n+alpha = 10\n"}
-    status, body = await api("patch", method="POST", body=patch, schema="PatchResponse")
-    assert status == 200 and body["sections"][0]["written"]
+    with fault(jp_root_dir) as trial:
+        _, read = await api("read", params={"path": "nb.ipynb"})
+        patch = {"patch": f"{read['header']}\nreplace 2:\n+alpha = 10\n"}
+        status, body = await api("patch", method="POST", body=patch, schema="PatchResponse")
+        assert status == 200 and body["sections"][0]["written"]
+        trial.acknowledge(Edit("nb.ipynb", "replace", 1, "alpha = 10", cell=0))
     assert service.store.path.exists() and service.store.head("nb.ipynb") is not None
-    survived()

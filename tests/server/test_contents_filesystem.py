@@ -218,3 +218,18 @@ async def test_http_errors_map_to_the_error_tree(
     manager.status = status
     with pytest.raises(error, match="backend said no"):
         await ContentsFilesystem(manager).write_text("a.txt", "x\n")
+
+
+async def test_a_notebook_torn_by_a_dead_save_reads_as_the_previous_one(manager: Any) -> None:
+    """Jupyter's atomic writer keeps the previous file as `.~<name>` while it overwrites the
+    target; a server killed in between leaves the target torn. The read serves the previous
+    notebook and touches nothing; without that intermediate the torn text is what it is."""
+    root, fs = root_of(manager), ContentsFilesystem(manager)
+    old, new = notebook_text("a = 1"), notebook_text("a = 2")
+    (root / "nb.ipynb").write_text(new[: len(new) // 2])
+    assert await fs.read_text("nb.ipynb") == new[: len(new) // 2]
+    (root / ".~nb.ipynb").write_text(old)
+    assert await fs.read_text("nb.ipynb") == old
+    assert (root / "nb.ipynb").read_text() == new[: len(new) // 2]  # untouched
+    (root / "nb.ipynb").write_text(new)  # a whole target is read as it is
+    assert await fs.read_text("nb.ipynb") == new

@@ -12,6 +12,7 @@ import json
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -117,6 +118,30 @@ def server_document(jp_serverapp: Any) -> YNotebook:
     return document
 
 
+@dataclass
+class Polls:
+    completed: int = 0
+    saw_change: int = 0  # polls that found the file newer than the room's copy
+
+
+def watcher_polls(jp_serverapp: Any) -> Polls:
+    """Count, from now on, the polls of the open notebook's file watcher and those that found
+    the file changed on disk (after which the room reloads and drops unsaved typing)."""
+    settings = jp_serverapp.web_app.settings
+    file_id = settings["file_id_manager"].get_id(NB)
+    loader = settings["jupyter_server_ydoc"].file_loaders[file_id]
+    polls, real = Polls(), loader.maybe_notify
+
+    async def counted() -> None:
+        seen = loader.last_modified
+        await real()
+        polls.completed += 1
+        polls.saw_change += int(seen is not None and loader.last_modified != seen)
+
+    loader.maybe_notify = counted
+    return polls
+
+
 def source(document: YNotebook, index: int) -> str:
     return str(document.ycells[index]["source"])
 
@@ -157,7 +182,11 @@ async def test_patch_lands_live_and_the_persons_unsaved_typing_survives(
         await until(lambda: source(person, 1) == "b = 20", "the edit to reach JupyterLab")
         assert source(person, 0) == "a = 1  # typed, not saved"
         assert disk_sources(jp_root_dir / NB) == ["a = 1  # typed, not saved", "b = 20"]
-        await asyncio.sleep(0.4)  # several file-watcher polls: a reload would show up now
+        # the room's file watcher is what would reload it from disk: three of its polls after
+        # the save have seen the file, and none found it changed behind the room's back
+        polls = watcher_polls(jp_serverapp)
+        await until(lambda: polls.completed >= 3, "three file-watcher polls after the save")
+        assert polls.saw_change == 0
         assert "overwrite" not in room_events
         assert source(person, 0) == "a = 1  # typed, not saved"
     service = jp_serverapp.web_app.settings["jupyter_hashline_service"]

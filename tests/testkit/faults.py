@@ -5,26 +5,40 @@ write, fsync, replace) and raises a chosen `OSError` at one of those points, onl
 under one root, so nothing else in the process is disturbed. `store_state` captures everything
 a snapshot store knows about one path, to prove a failed write left it unadvanced.
 `QuickSqliteStore`, `hold_exclusive_lock` and `garble` make a store busy or corrupt.
-`TALLY` counts what the reliability and security tests did (faults injected and survived,
-inputs tried and clean errors, requests and lost edits); as a pytest plugin (listed in the
+
+`Trial` judges one injected fault by the files alone, independently of the test's other
+asserts: every file under the root is exactly as it was before the fault, or carries exactly
+the edits acknowledged to the agent (an `Edit` the oracle applies to the old bytes itself,
+never through hashline), plus any edit whose outcome the agent never learned (a killed
+process: landed or not, never torn); notebooks stay valid; no temporary file is left unless a
+killed process had no chance to clean up. Each trial is one fault, counted once.
+
+`TALLY` counts what the reliability and security tests did (inputs tried and clean errors,
+requests and lost edits; faults come from the trials); as a pytest plugin (listed in the
 top-level conftest) this module prints it at the end of any run that counted something.
 """
 
 from __future__ import annotations
 
 import errno
+import itertools
+import json
 import os
 import sqlite3
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
+import nbformat
 import pytest
 
 from jupyter_hashline.hashline import SqliteSnapshotStore, disk
 
 TALLY: Counter[str] = Counter()
+TRIALS: dict[str, bool] = {}  # fault -> survived, as the oracle judged it
 TEMP_SUFFIX = ".hashline-tmp"
 POINTS = ("open", "write", "fsync", "replace")
 ERRNOS = {
@@ -49,7 +63,6 @@ class DiskFaults:
 
     def _fail(self) -> None:
         self.injected += 1
-        TALLY["faults injected"] += 1
         raise OSError(self.code, os.strerror(self.code))
 
     def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -91,15 +104,6 @@ class DiskFaults:
         monkeypatch.setattr(disk.os, "write", fake_write)
         monkeypatch.setattr(disk.os, "fsync", fake_fsync)
         monkeypatch.setattr(disk.os, "replace", fake_replace)
-
-
-def injected(count: int = 1) -> None:
-    TALLY["faults injected"] += count
-
-
-def survived(count: int = 1) -> None:
-    """Call after every check of a fault test has passed."""
-    TALLY["faults survived"] += count
 
 
 def temp_files(root: Path) -> list[Path]:
@@ -150,18 +154,201 @@ def garble(db: Path) -> bytes:
     return bytes(data)
 
 
+# -- the oracle ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """An edit as the oracle applies it to a file's old bytes: `replace` line `line` (1-based),
+    `insert_after` it, `append` a line, or `create` the file with `text`. In a notebook, lines
+    are those of cell `cell`'s source."""
+
+    path: str
+    op: str
+    line: int = 0
+    text: str = ""
+    cell: int | None = None
+
+
+def _edit_lines(lines: list[str], edit: Edit) -> None:
+    if edit.op == "replace":
+        lines[edit.line - 1] = edit.text
+    elif edit.op == "insert_after":
+        lines.insert(edit.line, edit.text)
+    elif edit.op == "append":
+        lines.append(edit.text)
+    else:
+        raise ValueError(f"unknown edit {edit.op}")
+
+
+def _edited_text(old: bytes, edit: Edit) -> bytes:
+    bom = old.startswith(b"\xef\xbb\xbf")
+    text = old.decode("utf-8-sig")
+    eol = "\r\n" if "\r\n" in text.split("\n", 1)[0] + "\n" else "\n"
+    ends = text.endswith(eol)
+    lines = text[: -len(eol)].split(eol) if ends else text.split(eol)
+    _edit_lines(lines, edit)
+    out = eol.join(lines) + (eol if ends else "")
+    return (b"\xef\xbb\xbf" if bom else b"") + out.encode("utf-8")
+
+
+def _joined(value: Any, key: str = "") -> Any:
+    """A notebook value with multi-line strings joined (as nbformat reads them)."""
+    if isinstance(value, dict):
+        return {k: _joined(v, k) for k, v in value.items() if k != "trusted"}
+    if isinstance(value, list):
+        if all(isinstance(v, str) for v in value) and (key in ("source", "text") or "/" in key):
+            return "".join(value)
+        return [_joined(v) for v in value]
+    return value
+
+
+def _edited_notebook(old: Any, edit: Edit) -> Any:
+    nb = _joined(old)
+    assert edit.cell is not None, "a notebook edit names its cell"
+    cell = nb["cells"][edit.cell]
+    lines = cell["source"].split("\n")
+    _edit_lines(lines, edit)
+    cell["source"] = "\n".join(lines)
+    return nb
+
+
+@dataclass
+class Trial:
+    """One injected fault, judged on the files under `root` when the `with` block ends."""
+
+    name: str
+    root: Path
+    leftovers: bool = False  # a killed process may leave its temporary file
+    aside: tuple[str, ...] = ()  # files a recovery may set aside (Jupyter's `<name>.invalid`)
+    before: dict[str, bytes] = field(default_factory=dict)
+    acknowledged: list[Edit] = field(default_factory=list)
+    unknown: list[Edit] = field(default_factory=list)
+    verdict: str = ""
+
+    def __enter__(self) -> Trial:
+        self.before = tree_bytes(self.root)
+        return self
+
+    def acknowledge(self, *edits: Edit) -> None:
+        """Edits the agent was told landed: they must be in the files."""
+        self.acknowledged.extend(edits)
+
+    def outcome_unknown(self, *edits: Edit) -> None:
+        """Edits whose outcome the agent never learned: landed or not, never half."""
+        self.unknown.extend(edits)
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.verdict = self.judge()
+        TRIALS[self.name] = not self.verdict
+        if kind is None and self.verdict:
+            raise AssertionError(f"fault not survived ({self.name}): {self.verdict}")
+
+    @property
+    def survived(self) -> bool:
+        return not self.verdict
+
+    def judge(self) -> str:
+        """'' when the files are an allowed outcome, else what is wrong."""
+        leftover = temp_files(self.root)
+        if leftover and not self.leftovers:
+            return f"temporary files left: {[p.name for p in leftover]}"
+        final = {
+            k: v
+            for k, v in tree_bytes(self.root).items()
+            if not _ignored(k, self.leftovers) and k not in self.aside
+        }
+        problems = []
+        for landed in self._allowed():
+            problem = _compare(landed, final)
+            if not problem:
+                return ""
+            problems.append(problem)
+        return problems[0]
+
+    def _allowed(self) -> list[dict[str, Any]]:
+        """Every state the files may be in: the unknown edits landed or not, then the
+        acknowledged ones, in order."""
+        states = []
+        for count in range(len(self.unknown) + 1):
+            for chosen in itertools.combinations(self.unknown, count):
+                states.append(_apply_all(self.before, [*chosen, *self.acknowledged]))
+        return states
+
+
+def _ignored(path: str, leftovers: bool) -> bool:
+    hidden = any(part.startswith(".") for part in Path(path).parts)
+    return hidden or (leftovers and path.endswith(TEMP_SUFFIX))
+
+
+def _apply_all(before: dict[str, bytes], edits: Sequence[Edit]) -> dict[str, Any]:
+    state: dict[str, Any] = {k: v for k, v in before.items() if not _ignored(k, True)}
+    for edit in edits:
+        if edit.op == "create":
+            state[edit.path] = edit.text.encode("utf-8")
+        elif edit.path.endswith(".ipynb"):
+            old = state[edit.path]
+            state[edit.path] = _edited_notebook(
+                json.loads(old) if isinstance(old, bytes) else old, edit
+            )
+        else:
+            state[edit.path] = _edited_text(state[edit.path], edit)
+    return state
+
+
+def _compare(want: dict[str, Any], final: dict[str, bytes]) -> str:
+    if set(want) != set(final):
+        return f"files differ: expected {sorted(want)}, found {sorted(final)}"
+    for path, expected in want.items():
+        got = final[path]
+        if isinstance(expected, bytes):
+            if got != expected:
+                return f"{path} is neither as it was nor as the acknowledged edits left it"
+            continue
+        try:
+            nb = json.loads(got)
+            nbformat.validate(nbformat.from_dict(json.loads(got)))
+        except Exception as error:
+            return f"{path} is not a valid notebook: {type(error).__name__}: {error}"
+        if _joined(nb) != expected:
+            return f"{path} does not hold exactly the acknowledged edits"
+    return ""
+
+
 _TALLY_ROWS = (
-    ("faults injected / survived", "faults injected", "faults survived"),
     ("inputs tried / clean errors", "inputs tried", "inputs clean errors"),
     ("requests / lost edits", "requests", "lost edits"),
     ("requests / 5xx answers", "requests", "5xx"),
 )
 
 
+@pytest.fixture
+def fault(request: pytest.FixtureRequest) -> Callable[..., Trial]:
+    """`with fault(root, "label") as trial:` one injected fault, judged on the files."""
+
+    def start(
+        root: Path, label: str = "", *, leftovers: bool = False, aside: tuple[str, ...] = ()
+    ) -> Trial:
+        return Trial(f"{request.node.nodeid} {label}".strip(), root, leftovers, aside)
+
+    return start
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """The reliability tally at the end of a run, when the run counted anything."""
-    if not TALLY:
+    """The reliability tally at the end of a run that counted anything. Faults are judged by
+    the oracle above, one per trial."""
+    if not (TALLY or TRIALS):
         return
-    terminalreporter.section("reliability tally (issue 13)")
+    terminalreporter.section("reliability tally")
+    survived = sum(TRIALS.values())
+    terminalreporter.write_line(f"{'faults injected / survived':<30} {len(TRIALS):>8} / {survived}")
+    for name, ok in sorted(TRIALS.items()):
+        if not ok:
+            terminalreporter.write_line(f"  not survived: {name}")
     for label, left, right in _TALLY_ROWS:
         terminalreporter.write_line(f"{label:<30} {TALLY[left]:>8} / {TALLY[right]}")

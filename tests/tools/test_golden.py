@@ -98,8 +98,8 @@ async def test_stale_rejection_reply() -> None:
     story = Story()
     read = await story("notebook_read", path=NB)
     story.inner.set(NB, notebook(load='df = pd.read_csv("sales_2026.csv")'))
-    reply = await story("notebook_edit", patch=f"{header(read.text)}\nreplace 4:\n+df = None\n")
-    assert reply.is_error and reply.kind == "stale_tag"
+    reply = await story("notebook_edit", patch=f"{header(read.text)}\nreplace 5:\n+df = None\n")
+    assert reply.is_error and reply.kind == "stale_tag"  # the person edited that very line
     check("reply--stale-rejected.txt", reply.text + "\n")
 
 
