@@ -1,11 +1,13 @@
 """`jupyter-hashline` (also `jupyter hashline`): the notebook tools from a shell.
 
     jupyter-hashline [--root DIR | --server URL [--token T]] [--store FILE] [--agent NAME]
-                     COMMAND ...
+                     [--allow-run] COMMAND ...
 
 Commands: `read PATH [--offset N] [--limit N] [--cells ID,ID]`, `patch [FILE|-]` (edit text
-or the JSON form), `write PATH [FILE|-]`, `outputs PATH CELL [--max-chars N]`, `mcp` (the MCP
-server on stdio), `demo [--provider P]` and `simulator` (the offline provider simulator).
+or the JSON form), `write PATH [FILE|-]`, `outputs PATH CELL [--max-chars N]`,
+`run PATH --tag TAG [--cell ID ...] [--timeout S] [--max-chars N]` (run code cells whose
+sources are as they were at TAG), `mcp` (the MCP server on stdio), `demo [--provider P]` and
+`simulator` (the offline provider simulator).
 
 The notebook commands run the same tools as MCP and agent sessions (`jupyter_hashline.tools`),
 as the agent `--agent` (default: the user's login name; seen lines are the agent's own), on a
@@ -15,10 +17,19 @@ Snapshots persist between invocations (a SQLite file, by default the one a Jupyt
 the same root uses; `--store` or `$JUPYTER_HASHLINE_STORE` overrides), so `read` in one
 process and `patch` in the next works.
 
-Exit codes: 0 done (applied, or a no-op reported as such); 1 rejected: the engine refused the
-edit (stale or unknown tag, unseen lines, bad anchors or syntax, an invalid notebook, too
-large) and wrote nothing; its agent-readable message is on stderr; 2 usage or I/O error (bad
-arguments, missing or forbidden files, an unreachable server), message on stderr.
+Running cells on a directory needs the global `--allow-run` (for `run` and for `mcp`): code
+runs with your rights, so it is never on by default. Each `run` starts the notebook's kernel
+and shuts it down when it ends (an `mcp` session keeps one kernel per notebook until it
+ends); with `--server` the server's kernels run the cells and the server decides whether runs
+are allowed.
+
+Exit codes: 0 done (applied, or a no-op reported as such; for `run`, the cells ran, even when
+one raised: its status says `error`); 1 rejected: the engine refused the edit or the run
+(stale or unknown tag, changed or unseen cells, bad anchors or syntax, a cell that is not
+code, an invalid notebook, too large, runs not allowed or read-only) and wrote and ran
+nothing; its agent-readable message is on stderr; 2 usage or I/O error (bad arguments,
+missing or forbidden files, an unreachable server, a kernel that would not start or died),
+message on stderr.
 """
 
 from __future__ import annotations
@@ -48,8 +59,9 @@ if TYPE_CHECKING:
 PROG = "jupyter-hashline"
 DONE, REJECTED, USAGE = 0, 1, 2
 
-# Error kinds meaning "the engine refused this edit; nothing was written" (exit 1). Every other
-# kind (missing or forbidden paths, I/O, an unreachable server, bad arguments) exits 2.
+# Error kinds meaning "the engine refused this edit or run; nothing was written or ran" (exit
+# 1). Every other kind (missing or forbidden paths, I/O, an unreachable server, bad arguments,
+# kernels that fail) exits 2.
 REJECTION_KINDS = frozenset(
     {
         "stale_tag",
@@ -61,12 +73,24 @@ REJECTION_KINDS = frozenset(
         "invalid_notebook",
         "too_large",
         "conflict",
+        "stale_cells",
+        "unseen_cells",
+        "not_runnable",
+        "run_not_allowed",
     }
 )
 
 
+RUN_OFF = (
+    f"Run refused, nothing ran: running cells on a directory is off unless you allow it. "
+    f"Code runs with your rights: to allow it, give the global option --allow-run before the "
+    f"command (`{PROG} --root DIR --allow-run run PATH --tag TAG`, or `{PROG} --allow-run mcp` "
+    "for an MCP server whose agents may run cells)."
+)
+
+
 def exit_code(outcome: ToolOutcome) -> int:
-    """0 for a result, 1 for a rejected edit, 2 for anything else that went wrong."""
+    """0 for a result, 1 for a rejected edit or run, 2 for anything else that went wrong."""
     if not outcome.is_error:
         return DONE
     return REJECTED if outcome.kind in REJECTION_KINDS else USAGE
@@ -85,7 +109,12 @@ def _workspace(args: argparse.Namespace) -> ToolWorkspace:
     if args.server:
         token = args.token or os.environ.get("JUPYTER_TOKEN")
         return RestWorkspace(args.server, token)
-    return open_directory(args.root or os.getcwd(), args.store)
+    root = args.root or os.getcwd()
+    if not args.allow_run:
+        return open_directory(root, args.store, run_refusal=RUN_OFF)
+    from .kernels.pool import DirectoryKernelPool  # jupyter_client: only when cells may run
+
+    return open_directory(root, args.store, run_with=DirectoryKernelPool)
 
 
 async def _call(
@@ -178,6 +207,18 @@ def _write(args: argparse.Namespace) -> int:
 def _outputs(args: argparse.Namespace) -> int:
     arguments = _given(path=args.path, cell=args.cell, max_chars=args.max_chars)
     return _run_tool(args, "notebook_outputs", arguments)
+
+
+def _run(args: argparse.Namespace) -> int:
+    cells = ",".join(args.cell) if args.cell else None
+    arguments = _given(
+        path=args.path,
+        tag=args.tag,
+        cells=cells,
+        timeout_s=args.timeout,
+        max_chars=args.max_chars,
+    )
+    return _run_tool(args, "notebook_run", arguments)
 
 
 def _mcp(args: argparse.Namespace) -> int:
@@ -310,6 +351,12 @@ def _add_global_options(parser: argparse.ArgumentParser) -> None:
         help="the agent this call speaks for: its seen lines and the name in the activity "
         "feed (default: your login name; `mcp` names one agent per connection)",
     )
+    parser.add_argument(
+        "--allow-run",
+        action="store_true",
+        help="let `run` (and the agents of `mcp`) run notebook cells on the --root directory, "
+        "with your rights; with --server the server decides",
+    )
 
 
 def _add_tool_commands(commands: Any) -> None:
@@ -331,6 +378,23 @@ def _add_tool_commands(commands: Any) -> None:
     outputs.add_argument("cell", help="cell id")
     outputs.add_argument("--max-chars", help="clip the text to this many characters (>= 1)")
     outputs.set_defaults(run=_outputs)
+    run = commands.add_parser(
+        "run",
+        help="run code cells whose sources are as at TAG; print each cell's status and outputs",
+    )
+    run.add_argument("path")
+    run.add_argument("--tag", required=True, help="the 4 hex digits of your read's header")
+    run.add_argument(
+        "--cell",
+        action="append",
+        metavar="ID",
+        help="a cell to run (repeat for several, in order). Without it: the cells your last "
+        "edit of the notebook touched, which only a server (--server) remembers between "
+        "commands; on a directory name the cells",
+    )
+    run.add_argument("--timeout", help="seconds each cell may run (1 to 600, default 60)")
+    run.add_argument("--max-chars", help="clip each cell's output text to this many characters")
+    run.set_defaults(run=_run)
 
 
 def _hosts() -> list[Any]:
@@ -343,7 +407,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Read and edit notebooks with hashline tags; serve the tools over MCP.",
-        epilog="Exit codes: 0 done, 1 edit rejected (message on stderr), 2 usage or I/O error.",
+        epilog="Exit codes: 0 done (run: the cells ran, even if one raised), 1 edit or run "
+        "rejected (message on stderr), 2 usage or I/O error.",
     )
     _add_global_options(parser)
     commands = parser.add_subparsers(dest="command", required=True)

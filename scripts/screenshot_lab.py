@@ -52,7 +52,7 @@ def shoot(url: str, chromium: str, out: Path) -> None:
             idle = page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")
             expect(idle.first).to_be_visible()
             run_all(page)
-            wait_for_session(url, edits=2)
+            wait_for_session(url, edits=3)  # two edits and a run
             page.locator(f'.jp-SideBar .lm-TabBar-tab[data-id="{SIDEBAR_ID}"]').click()
             sidebar = page.locator(f"#{SIDEBAR_ID}")
             expect(sidebar).to_be_visible()

@@ -38,7 +38,7 @@ SCALARS = {
 KNOWN_KEYS = {
     "$schema", "$id", "$ref", "title", "description", "type", "enum", "oneOf", "anyOf",
     "allOf", "not", "properties", "required", "items", "additionalProperties", "pattern",
-    "minLength", "minimum", "minItems", "maxItems",
+    "minLength", "minimum", "maximum", "minItems", "maxItems",
 }  # fmt: skip
 CONSTRAINT_ONLY = {"required", "not", "description"}
 INDENT = "  "
