@@ -15,22 +15,18 @@ Invariants:
   note naming those lines; with `off` lines are not checked.
 - `TouchedCells` is bounded (least recently edited notebooks go first) and per agent: one
   agent's edit never sets another agent's default cells.
-- `carried_seen` maps seen lines through unchanged lines only: a line someone changed since the
-  agent's tag is never counted as seen under the new tag.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..hashline import messages
 from ..hashline.patcher import SeenLinesPolicy
-from ..hashline.recovery import equal_blocks
 from ..hashline.store import SnapshotStore
-from ..hashline.text import split_lines
 from ..kernels import (
     KernelRun,
     RunPlan,
@@ -42,7 +38,7 @@ from ..kernels import (
 from .activity import ActivityRecord, RunEntry
 from .requests import RunRequest
 
-__all__ = ["RunGate", "TouchedCells", "carried_seen", "run_entries", "run_reply"]
+__all__ = ["RunGate", "TouchedCells", "run_entries", "run_reply"]
 
 
 class TouchedCells:
@@ -133,19 +129,6 @@ def _unseen_note(err: UnseenCellsError) -> str:
         f"you were never shown line(s) {lines} of the cells that ran under your header "
         "(the seen-lines policy is warn, so they ran); read them to know what ran"
     )
-
-
-def carried_seen(before: str, after: str, seen: Iterable[int]) -> frozenset[int]:
-    """Lines of `after` that are seen lines of `before` carried through unchanged lines."""
-    wanted = set(seen)
-    if before == after:
-        return frozenset(wanted)
-    carried: set[int] = set()
-    for block in equal_blocks(split_lines(before), split_lines(after)):
-        for offset in range(block.size):
-            if block.snap + offset + 1 in wanted:
-                carried.add(block.live + offset + 1)
-    return frozenset(carried)
 
 
 def run_entries(run: KernelRun) -> tuple[RunEntry, ...]:

@@ -38,6 +38,7 @@ from ..hashline import messages
 from ..hashline.errors import HashlineError, NotFoundError, is_not_found
 from ..hashline.locks import PathLocks
 from ..hashline.patcher import MiB, Patcher, SeenLinesPolicy
+from ..hashline.recovery import carry_lines
 from ..hashline.results import PartialWriteError, PatchResult
 from ..hashline.store import SnapshotStore
 from ..hashline.text import section_tag
@@ -56,7 +57,7 @@ from .requests import (
     ToolRequest,
     WriteRequest,
 )
-from .runs import GatePassed, RunGate, TouchedCells, carried_seen, run_entries, run_reply
+from .runs import GatePassed, RunGate, TouchedCells, run_entries, run_reply
 
 __all__ = ["Workspace"]
 
@@ -291,7 +292,7 @@ class Workspace:
         try:
             seen = self.store.seen_lines(key, request.tag, agent=request.agent)
             tag = self.store.record(key, after)
-            carried = carried_seen(before, after, seen)
+            carried = carry_lines(before, after, seen)
             self.store.record_seen_lines(key, tag, carried, agent=request.agent)
         except Exception as err:
             reason = err.message if isinstance(err, HashlineError) else f"{type(err).__name__}"
