@@ -86,7 +86,7 @@ use by real prefix matching; real services cache from 1,024 tokens, this short s
         """
 simulator = ProviderSimulator(sales_agent_script(NOTEBOOK), min_tokens=MIN_CACHE_TOKENS)
 simulator.start()
-session = Session(".", base_url=simulator.base_url("anthropic"), api_key="offline-demo")
+session = Session(".", base_url=simulator.url, api_key="offline-demo")
 print(f"the agent's tools run through the {session.via.value}: {session.workspace.describe}")
 session.panel()
 """,
@@ -270,7 +270,7 @@ script = [
 ]
 simulator = ProviderSimulator(script, min_tokens=MIN_CACHE_TOKENS)
 simulator.start()
-session = Session(".", base_url=simulator.base_url("anthropic"), api_key="offline-demo")
+session = Session(".", base_url=simulator.url, api_key="offline-demo")
 session.panel()
 """,
     ),
@@ -406,7 +406,7 @@ async def run_story(name, system=DEFAULT_SYSTEM, compact_after=None):
     copy_sample(notebook, source="sales_analysis.ipynb")
     script = sales_agent_script(notebook)
     with ProviderSimulator(script, min_tokens=MIN_CACHE_TOKENS) as simulator:
-        url = simulator.base_url("anthropic")
+        url = simulator.url
         session = Session(".", base_url=url, api_key="offline-demo", system=system, label=name)
         async with session:  # the kernel its run starts is shut down at the end
             for number, prompt in enumerate(STORY_PROMPTS, start=1):
