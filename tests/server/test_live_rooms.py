@@ -17,7 +17,7 @@ import pytest
 from jupyter_server_ydoc.rooms import DocumentRoom
 from jupyter_server_ydoc.utils import JUPYTER_COLLABORATION_EVENTS_URI
 from jupyter_ydoc import YNotebook
-from testkit.rest import Api, write_notebook
+from testkit.rest import Api, read_view, write_notebook
 from testkit.rooms import OpenInLab, until
 from traitlets.config import Config
 
@@ -92,9 +92,7 @@ def type_into(person: YNotebook, index: int, at: int, text: str) -> None:
 
 
 async def read(api: Api, path: str = NB) -> dict[str, Any]:
-    status, body = await api("read", params={"path": path}, schema="ReadResponse")
-    assert status == 200, body
-    return body
+    return await read_view(api, path)
 
 
 async def patch(api: Api, text: str) -> tuple[int, dict[str, Any]]:
