@@ -20,7 +20,6 @@ from testkit.rest import Api, write_notebook
 from jupyter_hashline.notebook import ids
 
 jp_server_config = live_rooms.jp_server_config  # the same server (fixtures)
-open_in_lab = live_rooms.open_in_lab
 read = live_rooms.read
 
 SHARED_FEATURES = ("attachments", "widgets", "unicode", "crlf", "images", "errors", "raw")
