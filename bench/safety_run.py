@@ -416,15 +416,7 @@ async def table(*, smoke: bool, peer: Path | None) -> tuple[list[RunResult], lis
             ]
             notes = [_scenario_note(scenarios)]
             if peer is not None:
-                session = PeerSession(peer, server.url, server.token, server.root)
-                stack.push_async_callback(session.aclose)
-                await session.start()
-                contenders += [PeerExecuteCell(session, by_id=True)]
-                contenders += [PeerExecuteCell(session, by_id=False)]
-                notes.append(
-                    f"peer: jupyter-mcp-server {session.version} over MCP stdio (its own "
-                    "virtualenv), connected to the same Jupyter server"
-                )
+                contenders += await _peer(stack, peer, server, notes)
             else:
                 notes.append("peer: left out (smoke mode, --peer none, or it would not install)")
             for contender in contenders:
@@ -432,6 +424,25 @@ async def table(*, smoke: bool, peer: Path | None) -> tuple[list[RunResult], lis
             with recorder.in_environment():
                 results = await run_table(server, contenders, scenarios, recorder)
     return results, [c.name for c in contenders], notes
+
+
+async def _peer(
+    stack: AsyncExitStack, python: Path, server: LiveServer, notes: list[str]
+) -> list[Contender]:
+    """The peer's contenders (by id, by index) over one MCP session; none if it won't start."""
+    session = PeerSession(python, server.url, server.token, server.root)
+    stack.push_async_callback(session.aclose)
+    try:
+        await session.start()
+    except Exception as error:  # any failure to start leaves the peer out, and says so
+        notes.append(f"peer: jupyter-mcp-server would not start ({error}); left out")
+        return []
+    notes.append(
+        f"peer: jupyter-mcp-server {session.version} over MCP stdio (its own virtualenv), "
+        "connected to the same Jupyter server; the agent reads with use_notebook and "
+        "read_notebook (detailed), then calls execute_cell (timeout 30 s, the rest as default)"
+    )
+    return [PeerExecuteCell(session, by_id=True), PeerExecuteCell(session, by_id=False)]
 
 
 def _scenario_note(scenarios: Sequence[RunScenario]) -> str:

@@ -17,8 +17,9 @@ its nonce; blank codes run nothing) with the source the agent saw in the cell it
 - said it ran, nothing did: nothing reached the kernel, yet the reply is a run's (outputs);
 - error: the tool failed, or refused while the seen code ran.
 
-Invariants: the verdict depends only on the kernel's log and on the tool's reply class, never
-on the files or on the tools' own accounts of what they ran.
+Invariants: what ran is decided from the kernels' log alone, never from the files or the tools'
+own accounts; the reply (as its contender classes it) only tells refusals, replies saying
+nothing ran, claimed runs and failures apart when no code of the run reached a kernel.
 """
 
 from __future__ import annotations
