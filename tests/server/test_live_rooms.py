@@ -209,6 +209,55 @@ async def test_typing_between_read_and_write_is_never_overwritten(
         assert disk_sources(jp_root_dir / NB) == ["a = 1  # mid-edit", "b = 3"]
 
 
+async def test_a_persons_erasing_in_the_room_is_seen_by_the_next_read(
+    api: Api, jp_root_dir: Path, jp_serverapp: Any, open_in_lab: OpenInLab
+) -> None:
+    """A pure deletion leaves the document's state vector as it was: the next read still sees
+    it (it is not served the text cached before)."""
+    write_notebook(jp_root_dir / NB, "a = 1  # note", "b = 2")
+    async with open_in_lab(NB) as person:
+        first = await read(api)
+        assert "a = 1  # note" in first["view"]
+        del person.ycells[0]["source"][5:13]  # the person erases "  # note"
+        shared = server_document(jp_serverapp)
+        await until(lambda: source(shared, 0) == "a = 1", "the erasing to reach the server")
+        again = await read(api)
+        assert again["tag"] != first["tag"]
+        assert "2:a = 1\n" in again["view"] and "# note" not in again["view"]
+        status, body = await patch(api, f"{first['header']}\nreplace 4:\n+b = 20\n")
+        assert status == 200, body
+        assert [source(shared, 0), source(shared, 1)] == ["a = 1", "b = 20"]
+
+
+async def test_a_cell_deleted_between_read_and_write_is_never_written_over(
+    api: Api, jp_root_dir: Path, jp_serverapp: Any, open_in_lab: OpenInLab
+) -> None:
+    """A person deletes a cell while the edit is being prepared (a pure deletion): the edit
+    is retried against the document as it is, and lands on the cell it named."""
+    write_notebook(jp_root_dir / NB, "a = 1", "b = 2")
+    service = jp_serverapp.web_app.settings["jupyter_hashline_service"]
+    inner = service.filesystem.inner
+    real_preflight = inner.preflight_write
+    calls: list[str] = []
+
+    async with open_in_lab(NB):
+        shared = server_document(jp_serverapp)
+
+        async def preflight_with_deletion(path: str) -> None:
+            calls.append(path)
+            if len(calls) == 2:  # the write's own preflight, after the patcher's
+                del shared.ycells[0]
+            await real_preflight(path)
+
+        inner.preflight_write = preflight_with_deletion
+        header = (await read(api))["header"]
+        status, body = await patch(api, f"{header}\nreplace 4:\n+b = 3\n")
+        assert status == 200, body
+        assert len(calls) > 2  # retried
+        assert [source(shared, n) for n in range(len(shared.ycells))] == ["b = 3"]
+        assert disk_sources(jp_root_dir / NB) == ["b = 3"]
+
+
 async def test_without_a_room_nothing_is_registered_or_opened(
     api: Api, jp_root_dir: Path, jp_serverapp: Any
 ) -> None:

@@ -244,3 +244,25 @@ async def test_with_the_notebook_open_a_persons_typing_in_the_cell_refuses_the_r
         assert "*2:import shutil  # half-typed" in reply["message"].splitlines()
         assert person.get_cell(0)["execution_count"] is None
     assert await jp_serverapp.session_manager.list_sessions() == []
+
+
+async def test_with_the_notebook_open_a_persons_deleting_the_cell_refuses_the_run(
+    api: Api, jp_root_dir: Path, jp_serverapp: Any, open_in_lab: OpenInLab
+) -> None:
+    """Erasing and deleting are pure deletions in the shared document (its state vector does
+    not move): the run still sees them and refuses."""
+    write_notebook(jp_root_dir / NB, "print(6 * 7)", "print('kept')")
+    async with open_in_lab(NB) as person:
+        tag = await read_tag(api)  # read through the room: the live read is now cached
+        rooms = jp_serverapp.web_app.settings["jupyter_server_ydoc"].ywebsocket_server.rooms
+        [shared] = [r._document for key, r in rooms.items() if key.startswith("json:notebook:")]
+        del person.ycells[1]["source"][0:]  # the person empties the second cell
+        await until(lambda: str(shared.ycells[1]["source"]) == "", "the erasing to arrive")
+        status, reply = await run(api, tag=tag, cells=["cell-1"])
+        assert (status, reply["error"]) == (409, "stale_cells")
+        del person.ycells[0]  # and deletes the first
+        await until(lambda: len(shared.ycells) == 1, "the deletion to arrive")
+        status, reply = await run(api, tag=tag, cells=["cell-0"])
+        assert (status, reply["error"]) == (409, "stale_cells")
+        assert "Nothing ran" in reply["message"]
+    assert await jp_serverapp.session_manager.list_sessions() == []
