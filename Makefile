@@ -9,7 +9,7 @@ PORT   ?= 8888
 DIST   ?= dist
 
 .PHONY: help venv dev lab demo test lint lint-ts format bench clean browser labextension \
-        dist hub-proxy hooks
+        dist hub-proxy hooks docs screenshots
 
 help:
 	@echo "make lab      start JupyterLab on examples/ with jupyter-hashline installed (main job)"
@@ -21,6 +21,8 @@ help:
 	@echo "make bench    benchmarks against peers and floors"
 	@echo "make dist     the sdist and the wheel (prebuilt sidebar inside) in dist/, checked by twine"
 	@echo "make hooks    install the pre-commit hooks into .git"
+	@echo "make docs     build the documentation site into docs/_build/html (offline, warnings are errors)"
+	@echo "make screenshots  regenerate the panel and sidebar screenshots the docs show (Chromium)"
 	@echo "make labextension  build the JupyterLab sidebar (needs Node and npm)"
 
 $(BIN)/python:
@@ -29,7 +31,7 @@ $(BIN)/python:
 
 # Re-install whenever the project's metadata changes (the version lives in package.json).
 $(VENV)/.installed: pyproject.toml labextension/package.json | $(BIN)/python
-	$(PIP) install -e '.[test,lab]'
+	$(PIP) install -e '.[test,lab,docs]'
 	touch $@
 
 venv: $(VENV)/.installed
@@ -73,7 +75,7 @@ lab: dev
 demo: dev
 	$(BIN)/jupyter-hashline demo
 
-PY_SOURCES := jupyter_hashline tests bench scripts
+PY_SOURCES := jupyter_hashline tests bench scripts docs
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check $(PY_SOURCES)
@@ -112,8 +114,20 @@ $(HUB_PROXY): tests/jupyterhub/package.json tests/jupyterhub/package-lock.json
 
 hub-proxy: $(HUB_PROXY)
 
-test: dev lint lint-ts browser hub-proxy
+test: dev lint lint-ts docs browser hub-proxy
 	$(BIN)/python -m pytest
+
+# The documentation site: Sphinx with MyST and the PyData theme. The reference pages are
+# generated from the code at build time; nothing is fetched, and any warning fails the build.
+docs: $(VENV)/.installed
+	$(BIN)/sphinx-build -W --keep-going -q -b html docs docs/_build/html
+
+# The screenshots the docs show are committed files, taken from a real browser: the zones
+# panel of examples/panel_demo.ipynb and JupyterLab with the first example run and the sidebar
+# open. Not part of `make docs` (they need Chromium and a kernel); rerun after a UI change.
+screenshots: dev browser
+	$(BIN)/python scripts/screenshot_panel.py --out docs/_static/images/panel.png
+	$(BIN)/python scripts/screenshot_lab.py --out docs/_static/images/sidebar.png
 
 # The sdist and the wheel, both built from the checkout with the prebuilt sidebar (so neither
 # needs Node to install), then checked by twine. DIST=dir puts them elsewhere.
@@ -127,5 +141,5 @@ bench: dev
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis dist \
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis dist docs/_build \
 	    labextension/lib labextension/tsconfig.tsbuildinfo jupyter_hashline/labextension

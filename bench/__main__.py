@@ -14,7 +14,7 @@ import sys
 from bench.harness import RESULTS_DIR
 from bench.summary import check, summarize
 
-MODULES = ("cold", "engine", "notebook", "zones", "server", "safety")
+MODULES = ("cold", "engine", "notebook", "zones", "server", "safety", "safety_run")
 
 
 def main() -> int:

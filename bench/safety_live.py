@@ -31,7 +31,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -60,18 +60,24 @@ def _free_port() -> int:
 
 
 @contextmanager
-def live_server() -> Iterator[LiveServer]:
-    """A Jupyter server with collaboration on a temporary root (token auth), stopped after."""
+def live_server(
+    *, env: Mapping[str, str] | None = None, save_delay_s: float = 0.2
+) -> Iterator[LiveServer]:
+    """A Jupyter server with collaboration on a temporary root (token auth), stopped after.
+
+    `env` is added to the server's environment (its kernels inherit it); rooms save
+    `save_delay_s` after the last change."""
     with tempfile.TemporaryDirectory(prefix="hashline-live-peer-") as tmp:
         root, port, token = Path(tmp), _free_port(), secrets.token_hex(16)
         args = [
             sys.executable, "-m", "jupyter_server", "--no-browser", "--allow-root",
             f"--port={port}", "--ip=127.0.0.1", f"--ServerApp.token={token}",
-            f"--ServerApp.root_dir={root}", "--YDocExtension.document_save_delay=0.2",
+            f"--ServerApp.root_dir={root}",
+            f"--YDocExtension.document_save_delay={save_delay_s}",
             "--YDocExtension.file_poll_interval=0.2",
             f"--BaseFileIdManager.db_path={root / '.fileid.db'}",
         ]  # fmt: skip
-        env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(root / ".runtime")}
+        env = {**os.environ, **(env or {}), "JUPYTER_RUNTIME_DIR": str(root / ".runtime")}
         log = (root / ".server.log").open("w")
         proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=env)
         server = LiveServer(f"http://127.0.0.1:{port}", token, root)

@@ -1,7 +1,7 @@
 """The one table `make bench` ends with: every measured ratio next to its target (and, for the
 cold rows, the JSON floor's and the durable write's own ratios, and why a missed target was
-missed), and the hashline safety verdict, read back from the raw figures each benchmark wrote;
-plus one JSON file holding all of those raw figures.
+missed), and hashline's safety verdicts (stale edits, stale runs), read back from the raw figures
+each benchmark wrote; plus one JSON file holding all of those raw figures.
 
 Invariants: it only reads what the benchmarks wrote (a benchmark that wrote nothing is listed
 as missing, never invented); a row without a target says so instead of a verdict.
@@ -42,6 +42,20 @@ def _safety_rows(payload: Mapping[str, Any]) -> list[str]:
     lines = [f"{'safety':<9}hashline {what:<50}{got:>8}  target {goal}" for what, got, goal in rows]
     met = "MET" if verdict["met"] else "MISSED"
     return [*lines, f"{'safety':<9}hashline targets, all together: {met}"]
+
+
+def _run_safety_rows(payload: Mapping[str, Any]) -> list[str]:
+    verdict = payload["hashline"]
+    rows = [
+        ("unseen code runs", str(verdict["unseen_runs"]), "0"),
+        ("errors and runs claimed but not made", str(verdict["failures"]), "0"),
+        ("controls run", f"{verdict['controls_run']:.0%}", "100%"),
+        ("unchanged cells run", f"{verdict['unchanged_run']:.0%}", "100%"),
+        ("changed cells run nothing", f"{verdict['changed_ran_nothing']:.0%}", "100%"),
+    ]
+    lines = [f"{'run':<9}hashline {what:<50}{got:>8}  target {goal}" for what, got, goal in rows]
+    met = "MET" if verdict["met"] else "MISSED"
+    return [*lines, f"{'run':<9}hashline stale-run targets, all together: {met}"]
 
 
 BASELINE = Path(__file__).resolve().parent / "warm_baseline.json"
@@ -89,7 +103,9 @@ def summarize(files: Mapping[str, Path], combined: Path, *, smoke: bool = False)
             continue
         payload = json.loads(path.read_text())
         raw[bench] = payload
-        if isinstance(payload, dict):
+        if isinstance(payload, dict) and payload.get("table") == "run":
+            lines += _run_safety_rows(payload)
+        elif isinstance(payload, dict):
             lines += _safety_rows(payload)
         else:
             lines += [_ratio_row(bench, row) for row in payload]

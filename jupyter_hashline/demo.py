@@ -2,16 +2,19 @@
 
 `main()` (`jupyter-hashline demo`, `make demo`) tells the story of
 `examples/agent_edits_notebook.ipynb` in the terminal: a `ProviderSimulator` plays the model,
-a `Session` runs the notebook tools, and the terminal shows each tool call with the reply the
-agent read, the diff of the edited notebook, `report_zones()` and `report_cache()`. The example
+a `Session` runs the notebook tools (the agent reads, edits, then runs the cells it changed in
+a kernel of its own and reads what they printed), and the terminal shows each tool call with
+the reply the agent read, the diff of the edited notebook, `report_zones()` and
+`report_cache()`. The example
 notebooks import the same pieces, so the notebook and the terminal tell one story.
 
 Invariants:
 - Nothing here touches the network beyond 127.0.0.1 or needs an API key: the simulator is the
   provider, and the key it is given is a placeholder.
-- The scripted agent behaves like a careful model: every edit names the header and line numbers
-  of what it was shown most recently (a read view or an edit preview), found in the request's
-  messages, never in the file on disk.
+- The scripted agent behaves like a careful model: every edit and run names the header (and
+  line numbers) of what it was shown most recently (a read view or an edit preview), found in
+  the request's messages, never in the file on disk; its last answer quotes the run's output.
+- The kernels a story starts are shut down when it ends (the session is closed).
 - `sales_notebook()` is the sample `examples/sales_analysis.ipynb` byte for byte (a test pins
   it), so the demo runs from an installed wheel where `examples/` is absent.
 """
@@ -64,6 +67,7 @@ STORY_PROMPTS = (
     "Read the sales notebook and tell me what it does.",
     "Also total the sales by region, in a new section after the monthly totals.",
     "In the summary, also print the best month.",
+    "Run the summary and tell me the best month.",
 )
 
 _SAMPLE_CELLS = (
@@ -203,6 +207,23 @@ REGION_SECTION = (
     "by_region",
 )
 BEST_MONTH = 'print("best month:", max(totals, key=totals.get))'
+SUMMARY_INPUTS = ("imports", "load-data", "totals", "summary")
+"""The summary cell and the cells it needs, in order: a fresh kernel has run none of them."""
+
+
+def _run(path: str, tag: str, cells: Sequence[str]) -> dict[str, Any]:
+    arguments = {"path": path, "tag": tag, "cells": list(cells)}
+    return {"tool_calls": [{"name": "notebook_run", "input": arguments}]}
+
+
+def quote_best_month(messages: list[Any]) -> dict[str, Any]:
+    """The answer after the run: the best month as the summary cell printed it."""
+    for text in reversed(tool_results(messages)):
+        found = re.search(r"^best month: (.+)$", text, re.MULTILINE)
+        if found:
+            return {"text": f"The summary ran in the notebook's kernel: the best month is "
+                    f"{found.group(1)}."}  # fmt: skip
+    return {"text": "The summary did not print a best month; see the run's reply above."}
 
 
 def sales_agent_script(path: str) -> list[Turn]:
@@ -218,6 +239,9 @@ def sales_agent_script(path: str) -> list[Turn]:
         tag = latest_tag(messages, path)
         return _edit(f"[{path}#{tag}]\ninsert after {line}:\n+{BEST_MONTH}\n")
 
+    def run_summary(messages: list[Any]) -> dict[str, Any]:
+        return _run(path, latest_tag(messages, path), SUMMARY_INPUTS)
+
     return [
         _read(path),
         {
@@ -229,6 +253,9 @@ def sales_agent_script(path: str) -> list[Turn]:
         _read(path, ["summary"]),
         print_best_month,
         {"text": "The summary now prints the best month as well."},
+        _read(path, SUMMARY_INPUTS),  # a careful agent reads what it is about to run
+        run_summary,
+        quote_best_month,
     ]
 
 
@@ -319,9 +346,11 @@ async def tell_story(root: Path, provider: str = "anthropic") -> Session:
             base_url=sim.base_url(provider),
             api_key="offline",
             register=False,
+            via="directory",
         )
-        for prompt in STORY_PROMPTS:
-            await run_and_show(session, prompt)
+        async with session:  # the kernel the run starts is shut down at the end
+            for prompt in STORY_PROMPTS:
+                await run_and_show(session, prompt)
     print("The edited notebook (its cell-marked projection), before and after:")
     print(notebook_diff(before, root / path, label=path))
     print(session.report_zones(), end="\n\n")

@@ -49,7 +49,7 @@ so nothing is ever applied to text the agent did not see.
 
 The panel below shows the three prompt zones (frozen prefix, append-only log, per-turn
 scratch), the prefix fingerprint, the rebuild audit, the cache hit ratio per request and the
-agent's last edits. It updates live while the agent works. The agent edits a copy in
+agent's last edits and runs. It updates live while the agent works. The agent edits a copy in
 `scratch/`, so you can run this notebook again and again.
 """,
     ),
@@ -86,7 +86,7 @@ use by real prefix matching; real services cache from 1,024 tokens, this short s
         """
 simulator = ProviderSimulator(sales_agent_script(NOTEBOOK), min_tokens=MIN_CACHE_TOKENS)
 simulator.start()
-session = Session(".", base_url=simulator.base_url("anthropic"), api_key="offline-demo")
+session = Session(".", base_url=simulator.url, api_key="offline-demo")
 print(f"the agent's tools run through the {session.via.value}: {session.workspace.describe}")
 session.panel()
 """,
@@ -98,7 +98,9 @@ Run in JupyterLab, this kernel was started by a Jupyter server, so the session e
 that server's REST API (`session.via` is `server`): open the hashline sidebar (the left-hand
 tab) and its **Activity** tab lists each edit as it lands, **Snapshots** the versions the
 agent read, **Sessions** this session; a notebook open in JupyterLab is edited live, as a
-collaborator would. Run elsewhere (a script, nbclient), it edits the directory instead.
+collaborator would, and the cells the agent runs run in that notebook's own kernel (open it to
+see the outputs arrive). Run elsewhere (a script, nbclient), it edits the directory instead and
+runs cells in a kernel of its own.
 """,
     ),
     md(
@@ -133,6 +135,19 @@ use it.
     ),
     code("turn-partial", "await run_and_show(session, STORY_PROMPTS[2])"),
     md(
+        "run-heading",
+        """
+## 4. Run what it edited, read the result
+
+The agent reads the cells the summary needs and runs them (`notebook_run`) with the header of
+that read: a cell runs only if its source is still exactly what the agent was shown, so a
+person's half-typed change never runs in the agent's name. The reply carries each cell's
+status, execution count, duration and outputs as text (images would be placeholders, never
+base64); the outputs are saved in the notebook, and the agent answers from what it read.
+""",
+    ),
+    code("turn-run", "await run_and_show(session, STORY_PROMPTS[3])"),
+    md(
         "reports-heading",
         """
 ## Zones and cache as text
@@ -148,10 +163,14 @@ notebook `%load_ext jupyter_hashline` gives `%hashline zones` and `%hashline cac
 ## The edited notebook
 
 The diff of the notebook's cell-marked text, before and after the agent's edits. The cells the
-agent did not touch kept their ids, outputs and metadata.
+agent did not touch kept their ids, outputs and metadata. Closing the session shuts down the
+kernel it started (in JupyterLab, the notebook's kernel belongs to the server and stays).
 """,
     ),
-    code("diff", "simulator.stop()\nprint(notebook_diff(before, NOTEBOOK))"),
+    code(
+        "diff",
+        "await session.aclose()\nsimulator.stop()\nprint(notebook_diff(before, NOTEBOOK))",
+    ),
 ]
 
 STALE_EDITS: Cells = [
@@ -251,7 +270,7 @@ script = [
 ]
 simulator = ProviderSimulator(script, min_tokens=MIN_CACHE_TOKENS)
 simulator.start()
-session = Session(".", base_url=simulator.base_url("anthropic"), api_key="offline-demo")
+session = Session(".", base_url=simulator.url, api_key="offline-demo")
 session.panel()
 """,
     ),
@@ -387,12 +406,13 @@ async def run_story(name, system=DEFAULT_SYSTEM, compact_after=None):
     copy_sample(notebook, source="sales_analysis.ipynb")
     script = sales_agent_script(notebook)
     with ProviderSimulator(script, min_tokens=MIN_CACHE_TOKENS) as simulator:
-        url = simulator.base_url("anthropic")
+        url = simulator.url
         session = Session(".", base_url=url, api_key="offline-demo", system=system, label=name)
-        for number, prompt in enumerate(STORY_PROMPTS, start=1):
-            await session.run_turn(prompt)
-            if number == compact_after:
-                session.compact("The agent read the notebook and added a region section.")
+        async with session:  # the kernel its run starts is shut down at the end
+            for number, prompt in enumerate(STORY_PROMPTS, start=1):
+                await session.run_turn(prompt)
+                if number == compact_after:
+                    session.compact("The agent read the notebook and added a region section.")
     return session
 """,
     ),

@@ -52,16 +52,16 @@ def shoot(url: str, chromium: str, out: Path) -> None:
             idle = page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")
             expect(idle.first).to_be_visible()
             run_all(page)
-            wait_for_session(url, edits=2)
+            wait_for_session(url, edits=3)  # two edits and a run
             page.locator(f'.jp-SideBar .lm-TabBar-tab[data-id="{SIDEBAR_ID}"]').click()
             sidebar = page.locator(f"#{SIDEBAR_ID}")
             expect(sidebar).to_be_visible()
-            # the example's edits are the kernel session's (not REST activity): show its session
-            sidebar.get_by_text("Sessions", exact=True).click()
+            # the example's session edits and runs through this server: its Activity tab
+            sidebar.get_by_text("Activity", exact=True).click()
             panel = notebook.locator(".hashline-zones-panel").first
             expect(panel).to_be_visible()
             panel.evaluate("el => el.closest('.jp-Cell').scrollIntoView({block: 'start'})")
-            page.wait_for_timeout(1500)  # the sidebar's next refresh shows the session
+            page.wait_for_timeout(1500)  # the sidebar has fetched the activity
             out.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(out))
         finally:

@@ -16,6 +16,7 @@ pytest_plugins = [
     "jupyter_server.pytest_plugin",
     "testkit.resources",
     "testkit.rest_server",
+    "testkit.rooms",
     "testkit.scenario",
     "testkit.comms",
     "testkit.faults",

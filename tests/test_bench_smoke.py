@@ -4,7 +4,8 @@ Each runs as `python -m bench.<name> --smoke --json FILE` from the repository ro
 `make bench` runs it; the checks below read the raw figures it wrote.
 
 The stale-edit safety table is also a correctness check: its hashline column runs in
-tests/test_bench_safety.py.
+tests/test_bench_safety.py. The stale-run table (`bench.safety_run`) runs its smoke pass in
+tests/test_bench_safety_run.py, which checks hashline's column from it.
 """
 
 from __future__ import annotations

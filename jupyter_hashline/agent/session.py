@@ -10,6 +10,10 @@ Snapshots show the edits and an open notebook is edited live; elsewhere on the d
 (`"directory"`, a `NotebookFilesystem` with the session's own snapshot store). `"server"`
 without a parent server, or for a folder outside the server's root, is a clear error.
 
+`notebook_run` runs cells in the notebooks' own kernels of that server, or, on a directory, in
+kernels the session starts on first use; `aclose()` (or `async with session`) shuts those
+down. `allow_run=False` keeps a directory session from running cells.
+
 Invariants:
 - Every byte sent is `ThreeZoneRequest.to_wire(provider)`; every tool result is appended to the
   log verbatim; the only rewrite of the log is `compact()`, through `AppendLog.rebuild` with a
@@ -42,8 +46,9 @@ from .where import Via, session_workspace
 DEFAULT_SYSTEM = (
     "You edit Jupyter notebooks for a person who is working in them too. Read a notebook with "
     "notebook_read before editing it, edit with notebook_edit using the header and line "
-    "numbers of your latest read, and check outputs with notebook_outputs. When an edit is "
-    "rejected, follow the message: re-read what it names and send the edit again."
+    "numbers of your latest read, run the cells you changed with notebook_run and check "
+    "outputs with notebook_outputs. When an edit or a run is rejected, follow the message: "
+    "re-read what it names and send it again."
 )
 MAX_EDITS_KEPT = 50
 
@@ -71,11 +76,12 @@ class Session:
         session_id: str | None = None,
         label: str | None = None,
         register: bool | ServerRegistration = True,
+        allow_run: bool = True,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.id = session_id or uuid.uuid4().hex[:12]
         self.workspace, self.via = session_workspace(
-            root_or_fs, Via(via), store=store, seen_lines=seen_lines
+            root_or_fs, Via(via), store=store, seen_lines=seen_lines, allow_run=allow_run
         )
         self.settings = resolve_session_settings(
             provider=provider,
@@ -128,8 +134,15 @@ class Session:
         return reply.text if reply is not None else ""
 
     async def aclose(self) -> None:
-        """Release the workspace's connections (a server's HTTP client)."""
+        """Release the workspace: a server's HTTP client, the kernels a directory session
+        started (shut down)."""
         await self.workspace.aclose()
+
+    async def __aenter__(self) -> Session:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
     async def publish(self) -> bool:
         """Post the snapshot to the Jupyter server this kernel belongs to (if any)."""

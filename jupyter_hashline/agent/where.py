@@ -7,7 +7,12 @@ Invariants:
 - `Via.SERVER` without a parent server, without a folder, or for a folder outside the
   server's root raises `SessionPlacementError` saying why and what to pass instead.
 - On a server, the agent's paths stay relative to the session's folder (`RestWorkspace`'s
-  `base_path`), exactly as on the directory.
+  `base_path`), exactly as on the directory, and cells run in the notebooks' own kernels of
+  that server (the server decides whether runs are allowed).
+- On a directory, cells run in kernels of the session's own (`DirectoryKernelPool`, one per
+  notebook, started on its first run), shut down when the session's workspace is closed;
+  `allow_run=False` refuses runs instead. A session over a filesystem object (no folder on
+  disk) has no kernels: a run says it is not available there.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from typing import Any
 from ..hashline.disk import DiskFilesystem
 from ..hashline.memory_store import InMemorySnapshotStore
 from ..hashline.store import SnapshotStore
+from ..kernels import CellRunner
 from ..notebook import NotebookFilesystem
 from ..tools import RestWorkspace, ToolWorkspace, Workspace
 from .registration import ServerInfo, find_parent_server
@@ -46,6 +52,7 @@ def session_workspace(
     store: SnapshotStore | None = None,
     seen_lines: str = "reject",
     server: ServerInfo | None = None,
+    allow_run: bool = True,
 ) -> tuple[ToolWorkspace, Via]:
     """The workspace a session uses, and whether it is the server's or the directory's."""
     folder = Path(root_or_fs) if isinstance(root_or_fs, (str, Path)) else None
@@ -56,8 +63,27 @@ def session_workspace(
             return RestWorkspace(parent.url, parent.token or None, base_path=base), Via.SERVER
     inner = DiskFilesystem(folder) if folder is not None else root_or_fs
     fs = NotebookFilesystem(inner)
-    workspace = Workspace(fs, store or InMemorySnapshotStore(), seen_lines=seen_lines)
+    workspace = Workspace(
+        fs,
+        store or InMemorySnapshotStore(),
+        seen_lines=seen_lines,
+        runner=_kernels(fs, folder) if allow_run and folder is not None else None,
+        run_refusal=None if allow_run else RUN_OFF,
+    )
     return workspace, Via.DIRECTORY
+
+
+RUN_OFF = (
+    "Run refused, nothing ran: this session was made with allow_run=False, so it does not run "
+    "cells. Read the outputs with notebook_outputs instead."
+)
+
+
+def _kernels(fs: NotebookFilesystem, folder: Path) -> CellRunner:
+    """The session's own kernels (jupyter_client is loaded only for a directory session)."""
+    from ..kernels.pool import DirectoryKernelPool
+
+    return DirectoryKernelPool(fs, folder)
 
 
 def _api_folder(folder: Path | None, server: ServerInfo | None, via: Via) -> str | None:

@@ -65,7 +65,7 @@ from .filesystem import (
 )
 from .locks import PathLocks
 from .parse import PatchInput, parse_patch
-from .recovery import rebase_by_text
+from .recovery import carry_lines, rebase_by_text
 from .results import (
     PartialWriteError,
     PatchResult,
@@ -443,11 +443,11 @@ class Patcher:
         live, applied = item.live, item.applied
         landed, write_notes = await self._land(live.path, applied.text, live)
         warnings = [*item.warnings, *applied.warnings, *write_notes]
-        seen = set(item.carried_seen)
-        if landed != applied.text:
+        seen = item.carried_seen
+        if landed != applied.text:  # e.g. new cells got ids: what stayed the same stays seen
             if not write_notes:
                 warnings.append(_landed_differs(live.path))
-            seen = set()
+            seen = carry_lines(applied.text, landed, seen)
         new_lines = split_lines(landed)
         preview = build_preview(new_lines, applied.regions)
         tag, note = self._record_landed(live.path, live.key, landed, seen | preview.lines)

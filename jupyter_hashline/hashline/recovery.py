@@ -15,6 +15,9 @@ neighbour rule applies instead, which is stricter still:
   of the snapshot must still be at the start or end of the live text;
 - all anchors move by ONE offset; anchors that moved by different amounts are refused.
 
+`carry_lines` maps line numbers from one text to another through unchanged lines only (the
+lines an agent saw, kept seen when the storage changed a text it wrote).
+
 Invariants:
 - Fails closed; never guesses. A refusal names every problem and carries the changed live
   lines (1-based) to mark and the live lines to show as context around each anchor.
@@ -170,3 +173,17 @@ def _refusal(
     shown = tuple(sorted(n for n in context if 1 <= n <= live_count))
     reason = "; ".join(dict.fromkeys(problems))
     return RebaseRefusal(reason, tuple(changed_live_lines(blocks, live_count)), shown)
+
+
+def carry_lines(before: str, after: str, lines: Iterable[int]) -> frozenset[int]:
+    """The lines of `after` that are `lines` of `before` carried through unchanged lines only
+    (1-based): a line that changed between the two texts is never carried."""
+    wanted = set(lines)
+    if before == after:
+        return frozenset(wanted)
+    carried: set[int] = set()
+    for block in equal_blocks(split_lines(before), split_lines(after)):
+        for offset in range(block.size):
+            if block.snap + offset + 1 in wanted:
+                carried.add(block.live + offset + 1)
+    return frozenset(carried)

@@ -9,8 +9,9 @@ stdin/stdout until it disconnects.
 Invariants:
 - One connection is one agent: named from the client's `initialize` clientInfo plus a suffix
   drawn once per server (two windows of one client are two agents with their own seen lines).
-- An edit the engine rejects, or any other agent mistake, is a tool result with `isError` set
-  and the agent message as its only text; the MCP connection itself never fails for it.
+- An edit or run the engine rejects, or any other agent mistake, is a tool result with
+  `isError` set and the agent message as its only text; the MCP connection itself never fails
+  for it. A run whose cell raised is a normal result: its text gives the cell's status `error`.
 - Nothing but MCP messages is written to stdout.
 """
 
@@ -31,7 +32,9 @@ INSTRUCTIONS = (
     "Notebook tools with hashline edits. Read a file with notebook_read: it shows a "
     "[path#TAG] header and numbered lines (a notebook as cell-marked text). Edit with "
     "notebook_edit, naming that header and line numbers; if the file changed since your "
-    "read the edit is rebased when safe, else rejected with what to re-read.\n\n" + EDIT_LANGUAGE
+    "read the edit is rebased when safe, else rejected with what to re-read. Run the code "
+    "cells you changed with notebook_run, naming the header of your latest read or edit: "
+    "a cell runs only if it is still exactly what you saw.\n\n" + EDIT_LANGUAGE
 )
 
 

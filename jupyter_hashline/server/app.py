@@ -4,6 +4,8 @@ Invariants:
 - Settings come from traitlets (command line > config files > defaults), then the workspace
   overlay file at the server root, which may only tighten them (see `config.py`); every
   refused overlay key is logged as a warning.
+- Agents run cells in the notebooks' own kernels of this server (`run_kernel.py`) unless
+  `allow_run` is false (the overlay may turn it off, never on) or the server is read-only.
 - The snapshot store is built once per server. Its default is a `SqliteSnapshotStore` in the
   user's Jupyter data dir, one file per server root, so tags survive a restart and two servers
   on different roots never share snapshots.
@@ -30,10 +32,12 @@ from .config import (
     SeenLinesPolicy,
     apply_workspace_overlay,
 )
+from .contents_fs import ContentsFilesystem
 from .events import connect_events
 from .handlers import make_handlers
 from .live_rooms import RoomFinder
 from .mcp_tools import DEFAULT_TOOLS
+from .run_kernel import ServerKernelRunner
 from .service import HashlineService, build_service
 
 OVERLAY_FILE = ".jupyter-hashline.json"
@@ -86,21 +90,34 @@ class HashlineExtension(ExtensionApp):
         Unicode(),
         help="API path prefixes agents may read and edit (empty: the whole server root).",
     ).tag(config=True)
-    read_only = Bool(False, help="Refuse every write through the hashline API.").tag(config=True)
+    read_only = Bool(
+        False, help="Refuse every write through the hashline API (and every run of cells)."
+    ).tag(config=True)
+    allow_run = Bool(
+        True,
+        help="Let agents run notebook cells (notebook_run, POST hashline/run) in the notebooks' "
+        "kernels. Running code needs the authority of the server's token anyway (the "
+        "route also requires permission to execute kernels); set false to allow reads and "
+        "edits only. A workspace overlay may set it false, never true; read_only turns runs "
+        "off as well.",
+    ).tag(config=True)
     activity_limit = Int(200, help="How many recent edits GET activity keeps.").tag(config=True)
     max_sessions = Int(64, help="How many agent sessions the registry keeps.").tag(config=True)
     workspace_overlay = Unicode(
         OVERLAY_FILE,
         help="Name of a JSON file at the server root whose settings may only tighten these "
-        "(seen_lines, size limits, allowed_paths, read_only). Empty: no overlay.",
+        "(seen_lines, size limits, allowed_paths, read_only, allow_run). Empty: no overlay.",
     ).tag(config=True)
 
     server_mcp_tools = List(
         Unicode(),
         default_value=list(DEFAULT_TOOLS),
         help="The notebook tools the jupyter-server-mcp registration exposes (Jupyter AI's MCP "
-        "server, whose port takes no token). Names from: " + ", ".join(TOOL_NAMES) + ". The "
-        "default leaves out notebook_write (whole-file replacement).",
+        "server). Its port takes no token, so whoever reaches that port may call every tool "
+        "listed here. Names from: " + ", ".join(TOOL_NAMES) + ". The default leaves out "
+        "notebook_write (whole-file replacement) and notebook_run (it runs code in the "
+        "notebooks' kernels); add notebook_run only where everyone who can reach that port may "
+        "run code as you.",
     ).tag(config=True)
 
     service: HashlineService | None = None
@@ -126,6 +143,7 @@ class HashlineExtension(ExtensionApp):
             max_versions_per_path=self.max_versions_per_path,
             allowed_paths=tuple(p.strip("/") for p in self.allowed_paths),
             read_only=self.read_only,
+            allow_run=self.allow_run,
             store_class=self.store_class,
             store_path=self.store_path or self._default_store_path(),
             activity_limit=self.activity_limit,
@@ -172,7 +190,15 @@ class HashlineExtension(ExtensionApp):
         store = make_store(settings)
         serverapp = self.serverapp
         rooms = RoomFinder(lambda: serverapp.web_app.settings, self.log)
-        self.service = build_service(lambda: serverapp.contents_manager, store, settings, rooms)
+
+        def runner(contents: ContentsFilesystem, notebooks: Any) -> ServerKernelRunner:
+            return ServerKernelRunner.from_serverapp(
+                serverapp, contents=contents, notebooks=notebooks, rooms=rooms
+            )
+
+        self.service = build_service(
+            lambda: serverapp.contents_manager, store, settings, rooms, runner=runner
+        )
         connect_events(
             serverapp.event_logger,
             activity=self.service.activity_log,
@@ -190,7 +216,7 @@ class HashlineExtension(ExtensionApp):
 
     async def stop_extension(self) -> None:
         if self.service is not None:
-            self.service.close()
+            await self.service.aclose()
 
 
 def make_store(settings: HashlineSettings) -> SnapshotStore:

@@ -1,12 +1,13 @@
 """The server extension's effective settings and the workspace overlay rule.
 
-Precedence (DESIGN §6): command line > config files > defaults, all handled by traitlets on
+Precedence: command line > config files > defaults, all handled by traitlets on
 the extension app; then a workspace overlay file (e.g. `.jupyter-hashline.json` at the server
 root) is merged by `apply_workspace_overlay`.
 
 Invariants:
 - An overlay may only tighten: raise the seen-lines guard (off < warn < reject), lower a size
-  limit, narrow the allowed paths, turn read-only on. Anything else it asks for is refused,
+  limit, narrow the allowed paths, turn read-only on, turn running cells off (`allow_run`
+  false; never true). Anything else it asks for is refused,
   one refusal message per key, and the setting keeps its value.
 - Keys that would redirect data (the snapshot store class or path) and unknown keys are always
   refused. The merge is pure: settings in, settings and refusals out.
@@ -46,6 +47,7 @@ class HashlineSettings:
     max_versions_per_path: int = 64
     allowed_paths: tuple[str, ...] = ()  # API path prefixes; empty means the whole root
     read_only: bool = False
+    allow_run: bool = True
     store_class: str = "jupyter_hashline.hashline.sqlite_store.SqliteSnapshotStore"
     store_path: str = ""
     activity_limit: int = 200
@@ -131,12 +133,25 @@ def _tighten_read_only(current: HashlineSettings, value: Any) -> HashlineSetting
     return dataclasses.replace(current, read_only=value)
 
 
+def _tighten_allow_run(current: HashlineSettings, value: Any) -> HashlineSettings | str:
+    if not isinstance(value, bool):
+        return f"must be true or false, got {value!r}"
+    if value and not current.allow_run:
+        return "would allow running cells on a server that does not allow it"
+    return dataclasses.replace(current, allow_run=value)
+
+
 _TIGHTENERS: dict[str, Callable[[HashlineSettings, Any], HashlineSettings | str]] = {
     "seen_lines": _tighten_seen_lines,
     "allowed_paths": _tighten_allowed_paths,
     "read_only": _tighten_read_only,
+    "allow_run": _tighten_allow_run,
     **{key: _tighten_limit(key) for key in LIMIT_KEYS},
 }
+
+
+OVERLAY_KEYS = frozenset(_TIGHTENERS)
+"""The settings a workspace overlay may change (each only to tighten it)."""
 
 
 def apply_workspace_overlay(

@@ -7,11 +7,12 @@ needs no fast poll.
 Invariants:
 - Two versioned schemas, the JSON files in `event_schemas/`, with ids under the stable namespace
   `https://events.jupyter.org/jupyter_hashline/`: `activity/v1`, one edit that changed one
-  file (emitted for every activity record: patch, write, any route that records one), and
-  `session/v1`, an agent session posted its snapshot. A change of shape is a new version.
-- Events name what changed (path, who, op, when, headers, cells; a session's id and counts),
-  never a diff, a text or a snapshot: subscribers fetch those from the REST API, which checks
-  the reader's permissions per route.
+  file or one run of notebook cells (emitted for every activity record: patch, write, run, any
+  route that records one), and `session/v1`, an agent session posted its snapshot. A change of
+  shape is a new version (`runs` joined activity/v1 before any release).
+- Events name what changed (path, who, op, when, headers, cells, each run cell's status and
+  duration; a session's id and counts), never a diff, a text, an output or a snapshot:
+  subscribers fetch those from the REST API, which checks the reader's permissions per route.
 - Emitting never fails the edit it reports (the edit has landed): an emission error is
   logged as a warning and the reply goes out as usual.
 - The hook is a listener on the activity log and on the session registry, so it follows them
@@ -59,6 +60,7 @@ def activity_event(record: ActivityRecord) -> dict[str, Any]:
         "header_before": record.header_before,
         "header_after": record.header_after,
         "cells": list(record.cells),
+        "runs": [run.to_json() for run in record.runs],
     }
 
 

@@ -1,10 +1,13 @@
 """Thin tornado handlers for the REST API under `{base_url}hashline/`.
 
-Tool routes (one per catalog entry: read, patch, write, outputs) hand the query or body to
-`tools.run_tool` as the requesting agent and write the outcome's reply; the other routes call
-one service method. Every verb is `@web.authenticated` and `@authorized` on the "contents"
-resource (read for GET, write for POST). Every error body is `{"error", "message"}`: tool
-errors from the outcome, the rest from `errors.error_response`, via `write_error`.
+Tool routes (one per catalog entry: read, patch, write, outputs, run) hand the query or body
+to `tools.run_tool` as the requesting agent and write the outcome's reply; the other routes
+call one service method. Every verb is `@web.authenticated` and `@authorized` on the
+"contents" resource (read for GET, write for POST). `POST run` is also authorized on the
+"kernels" resource for "execute": it runs code in the notebook's kernel (and writes the outputs
+into the notebook, hence contents write), so a user who may edit files but not execute kernels
+gets 403. Every error body is `{"error", "message"}`: tool errors from the outcome, the rest
+from `errors.error_response`, via `write_error`.
 
 The agent of a request: the `X-Hashline-Agent` header when sent; else, for a request
 authenticated by the server's token alone (jupyter_server invents a new anonymous user for each
@@ -139,9 +142,26 @@ class BodyToolHandler(ToolHandler):
         await self.run(self.body, Source.JSON)
 
 
+class RunToolHandler(ToolHandler):
+    """`POST run`: authorized on contents write (the outputs are written into the notebook)
+    and on kernels execute (the cells run in the notebook's kernel)."""
+
+    @web.authenticated
+    @authorized
+    @authorized("execute", resource="kernels")
+    async def post(self) -> None:
+        await self.run(self.body, Source.JSON)
+
+
+# Tools whose routes need more than the contents permission of their HTTP method.
+_SPECIAL_HANDLERS: dict[str, type[ToolHandler]] = {"notebook_run": RunToolHandler}
+
+
 def tool_handler(spec: ToolSpec) -> type[ToolHandler]:
     """The handler class of one catalog tool (only its own HTTP method is routed)."""
-    base = QueryToolHandler if spec.rest.http_method == "GET" else BodyToolHandler
+    base = _SPECIAL_HANDLERS.get(spec.name) or (
+        QueryToolHandler if spec.rest.http_method == "GET" else BodyToolHandler
+    )
     verb = spec.rest.http_method.lower()
     # The verb is the class's own (as in a hand-written handler), so route tables list it.
     namespace = {"spec": spec, verb: vars(base)[verb]}

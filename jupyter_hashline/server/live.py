@@ -17,6 +17,8 @@ Invariants:
 - From the guard's check of the live document to the end of the pycrdt transaction nothing
   yields to the event loop (room lookups are cached, the checks and the transaction are
   synchronous), so no keystroke can land in between and be overwritten.
+- A live read is served again from its cache only while the shared document's version is
+  unchanged, deletions included (a person erasing text or deleting a cell is a change).
 - The person's unsaved typing is never dropped: the edit goes into the shared document, and
   the save writes the whole document (their text included), so the room never reloads from disk.
 - Without jupyter-collaboration, without an open ready room, or without the room's save hook,
@@ -45,12 +47,21 @@ NOT_SAVED = (
 
 @dataclass(frozen=True, slots=True)
 class _Served:
-    """What a live read returned: the document and its state vector, raw JSON, the notebook."""
+    """What a live read returned: the document and its version, raw JSON, the notebook."""
 
     document: Any
-    state: bytes
+    version: tuple[bytes, bytes]
     raw: str
     nb: dict[str, Any]
+
+
+def document_version(document: Any) -> tuple[bytes, bytes]:
+    """What changes whenever the shared document's content does: its state vector, which counts
+    insertions only, and its delete set (a pure deletion, such as a person erasing text or
+    deleting a cell, leaves the state vector as it was)."""
+    ydoc = document.ydoc
+    state = ydoc.get_state()
+    return state, ydoc.get_update(state)
 
 
 def live_notebook(document: Any) -> dict[str, Any]:
@@ -95,7 +106,7 @@ class LiveContentsFilesystem(Filesystem):
         if (
             served is None
             or served.document is not live.document
-            or served.state != live.document.ydoc.get_state()
+            or served.version != document_version(live.document)
         ):
             raise LiveDocumentChanged(resolved)
         apply_to_live(live.document, served.nb, parse_notebook_text(resolved, content), resolved)
@@ -113,13 +124,13 @@ class LiveContentsFilesystem(Filesystem):
         return await self.contents.canonical_path(path)
 
     def _serve(self, path: str, live: LiveRoom) -> _Served:
-        state = live.document.ydoc.get_state()
+        version = document_version(live.document)
         cached = self._served.get(path)
-        if cached is not None and cached.document is live.document and cached.state == state:
+        if cached is not None and cached.document is live.document and cached.version == version:
             self._served.move_to_end(path)
             return cached
         nb = live_notebook(live.document)
-        served = _Served(live.document, state, serialize_notebook(nb), nb)
+        served = _Served(live.document, version, serialize_notebook(nb), nb)
         self._served[path] = served
         self._served.move_to_end(path)
         while len(self._served) > self._cache_size:

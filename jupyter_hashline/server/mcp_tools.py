@@ -10,8 +10,10 @@ locks, activity feed and live collaborative editing as the REST API, as the agen
 
 Invariants:
 - Only the tools named by `HashlineExtension.server_mcp_tools` are listed (default: read,
-  outputs and edit; no whole-file write), and a call of any other is refused: the
-  jupyter-server-mcp port takes no token.
+  outputs and edit; no whole-file write, no run), and a call of any other is refused: the
+  jupyter-server-mcp port takes no token. `notebook_run` has its function here like every
+  tool, so a server that lists it in `server_mcp_tools` exposes it (and its own `allow_run`
+  and read-only settings still decide whether cells run).
 - Importing this module imports nothing from Jupyter; the server is looked up per call.
 - A rejected edit or any agent mistake raises the hosting MCP server's `ToolError` (fastmcp's,
   as jupyter-server-mcp uses, else the `mcp` SDK's) carrying the agent message: MCP servers
@@ -108,6 +110,7 @@ _ANNOTATIONS: dict[FieldKind, Any] = {
     FieldKind.TAG: str,
     FieldKind.POSITIVE_INT: int,
     FieldKind.POSITIVE_NUMBER: float,
+    FieldKind.SECONDS: float,
     FieldKind.NAMES: list[str],
     FieldKind.JSON_EDITS: dict[str, Any] | list[dict[str, Any]],
 }

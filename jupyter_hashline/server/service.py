@@ -5,10 +5,15 @@ jupyter-collaboration is there) and a `tools.Workspace`, which owns the path loc
 activity log and the per-agent state. Handlers call the workspace for tool calls and this
 service for the rest (snapshots, activity, sessions).
 
+Cells run (`notebook_run`) with the runner `build_service` is given (the server's kernels:
+`run_kernel.ServerKernelRunner`), unless the settings refuse runs: a read-only server, or
+`allow_run` false (configured, or turned off by the workspace overlay).
+
 Invariants:
 - One workspace per server: one lock table, one activity log, one patcher per agent.
 - Paths are resolved (confined, allowed, not hidden) by the contents filesystem before the
   engine sees them.
+- A server whose settings refuse runs builds no runner at all.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..hashline.store import SnapshotStore
+from ..kernels import CellRunner
 from ..notebook import NotebookFilesystem
 from ..tools import ActivityLog, Workspace
 from .config import HashlineSettings
@@ -69,10 +75,37 @@ class HashlineService:
     def get_session(self, session_id: str) -> dict[str, Any]:
         return self.sessions.get(session_id).to_json()
 
+    async def aclose(self) -> None:
+        """Disconnect the runner from the server's kernels, then close the store."""
+        try:
+            await self.workspace.aclose()
+        finally:
+            self.close()
+
     def close(self) -> None:
         close = getattr(self.store, "close", None)
         if callable(close):
             close()
+
+
+RunnerFactory = Callable[[ContentsFilesystem, NotebookFilesystem], CellRunner]
+"""Makes a server's runner from its contents filesystem and its notebook filesystem."""
+
+
+def run_refusal(settings: HashlineSettings) -> str | None:
+    """Why this server refuses to run cells (None: it runs them)."""
+    if settings.read_only:
+        return (
+            "Run refused, nothing ran: this Jupyter server is read-only for agents "
+            "(HashlineExtension.read_only), and running cells writes their outputs."
+        )
+    if not settings.allow_run:
+        return (
+            "Run refused, nothing ran: running cells is turned off on this Jupyter server "
+            "(HashlineExtension.allow_run is false, or its workspace overlay set "
+            '"allow_run": false). Read the outputs with notebook_outputs instead.'
+        )
+    return None
 
 
 def build_service(
@@ -80,12 +113,14 @@ def build_service(
     store: SnapshotStore,
     settings: HashlineSettings,
     rooms: RoomFinder | None = None,
+    runner: RunnerFactory | None = None,
 ) -> HashlineService:
     """Wire the contents manager, the notebook layer and a workspace for one server.
 
     `contents_manager()` returns the server's current contents manager (looked up per call:
     jupytext's extension replaces it after load). With `rooms`, notebooks open in a
-    collaborative room are read and edited live (live.py).
+    collaborative room are read and edited live (live.py). With `runner`, cells run (unless
+    the settings refuse runs).
     """
     contents = ContentsFilesystem.current(
         contents_manager,
@@ -100,6 +135,7 @@ def build_service(
             LiveContentsFilesystem(contents, rooms), projection=settings.projection
         )
     )
+    refusal = run_refusal(settings)
     workspace = Workspace(
         filesystem,
         store,
@@ -109,5 +145,7 @@ def build_service(
         activity=ActivityLog(settings.activity_limit),
         resolve_path=contents.resolve,
         describe="this Jupyter server",
+        runner=runner(contents, filesystem) if runner is not None and refusal is None else None,
+        run_refusal=refusal,
     )
     return HashlineService(workspace=workspace, contents=contents, store=store, settings=settings)

@@ -5,14 +5,15 @@ REST handlers, the MCP stdio server, the jupyter-server-mcp registration, the CL
 validator, one catalog) to a workspace, which returns a `ToolOutcome`. `Workspace` runs the
 tools in this process (locks, activity, per-agent seen lines and no-op streaks);
 `RestWorkspace` runs them on a Jupyter server through its REST API; `open_directory` is the
-workspace of a directory on this machine.
+workspace of a directory on this machine. A `Workspace` runs cells (`notebook_run`) with the
+`kernels.CellRunner` its surface gives it; this package never starts a kernel itself.
 
 This package imports no Jupyter server, tornado, ipywidgets or kernel client (a test checks).
 """
 
 from __future__ import annotations
 
-from .activity import ActivityLog, ActivityRecord
+from .activity import ActivityLog, ActivityRecord, RunEntry
 from .calls import ToolOutcome, ToolWorkspace, run_tool
 from .catalog import (
     CATALOG,
@@ -31,8 +32,21 @@ from .directory import (
     open_directory,
     resolve_store_path,
 )
-from .errors import BadArgumentsError, ChangedDuringWriteError, UnknownToolError
-from .requests import EditRequest, OutputsRequest, ReadRequest, ToolRequest, WriteRequest
+from .errors import (
+    BadArgumentsError,
+    ChangedDuringWriteError,
+    RunNotAllowedError,
+    RunUnavailableError,
+    UnknownToolError,
+)
+from .requests import (
+    EditRequest,
+    OutputsRequest,
+    ReadRequest,
+    RunRequest,
+    ToolRequest,
+    WriteRequest,
+)
 from .rest_client import AGENT_HEADER, RestWorkspace
 from .validate import Source, tool_request
 from .workspace import Workspace
@@ -53,6 +67,10 @@ __all__ = [
     "OutputsRequest",
     "ReadRequest",
     "RestWorkspace",
+    "RunEntry",
+    "RunNotAllowedError",
+    "RunRequest",
+    "RunUnavailableError",
     "Source",
     "ToolOutcome",
     "ToolRequest",

@@ -1,5 +1,5 @@
-"""The bounded log of recent edits, for people watching agents work (server activity feed,
-agent session panels and the sidebar all show these records).
+"""The bounded log of recent edits and runs, for people watching agents work (server activity
+feed, agent session panels and the sidebar all show these records).
 
 `who` is the agent that made the edit (the name the surface gave the agent: a REST header or
 user, an MCP connection, the CLI's `--agent`, a session id).
@@ -8,7 +8,9 @@ Invariants:
 - Records are immutable values; `recent()` lists them newest first; at most `limit` are kept
   (the oldest go first). Ids of the records a log makes increase by one and are never reused;
   `adopt` keeps a record another log made (a session keeps its own edits that way).
-- Only edits that changed a file are recorded (no-ops are not activity).
+- Only edits that changed a file are recorded (no-ops are not activity), and every run that
+  passed the stale-safe gate (`op` and `source` "run"; `runs` holds each cell's status and
+  duration, `cells` the cells asked for, `diff` is empty: a run changes outputs, not text).
 - A record's diff is a unified diff of the text as the agent saw it (for notebooks, the
   projection), clipped to `max_diff_chars` with a marker saying how much was left out.
 - `cells` names the notebook cells whose lines (marker or source) the edit touched, in order
@@ -35,8 +37,37 @@ _CELL_MARKER = re.compile(r"^# %% \[[^\]]*\](?:.* )?id=(\S+)")
 
 
 @dataclass(frozen=True, slots=True)
+class RunEntry:
+    """How one cell of a run ended: status (ok, error, timeout, busy, skipped), wall time and
+    execution count."""
+
+    cell: str
+    status: str
+    duration_ms: int
+    execution_count: int | None
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunEntry:
+        count = data.get("execution_count")
+        return cls(
+            cell=str(data["cell"]),
+            status=str(data["status"]),
+            duration_ms=int(data["duration_ms"]),
+            execution_count=int(count) if count is not None else None,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cell": self.cell,
+            "status": self.status,
+            "duration_ms": self.duration_ms,
+            "execution_count": self.execution_count,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class ActivityRecord:
-    """One applied edit of one file."""
+    """One applied edit of one file, or one run of cells of a notebook (`runs` not empty)."""
 
     id: int
     path: str
@@ -49,6 +80,7 @@ class ActivityRecord:
     diff: str
     warnings: tuple[str, ...]
     cells: tuple[str, ...]
+    runs: tuple[RunEntry, ...] = ()
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ActivityRecord:
@@ -65,6 +97,7 @@ class ActivityRecord:
             diff=str(data["diff"]),
             warnings=tuple(str(w) for w in data["warnings"]),
             cells=tuple(str(c) for c in data["cells"]),
+            runs=tuple(RunEntry.from_json(r) for r in data.get("runs", ())),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -80,6 +113,7 @@ class ActivityRecord:
             "diff": self.diff,
             "warnings": list(self.warnings),
             "cells": list(self.cells),
+            "runs": [run.to_json() for run in self.runs],
         }
 
 
@@ -258,8 +292,39 @@ class ActivityLog:
             )
             self._next_id += 1
             self._records.append(entry)
-        for listener in list(self._listeners):
-            listener(entry)
+        self._announce(entry)
+        return entry
+
+    def record_run(
+        self,
+        *,
+        path: str,
+        who: str,
+        header_before: str,
+        header_after: str,
+        runs: Iterable[RunEntry],
+        warnings: Iterable[str] = (),
+    ) -> ActivityRecord:
+        """Add one run of cells of notebook `path` and return its record."""
+        entries = tuple(runs)
+        with self._lock:
+            entry = ActivityRecord(
+                id=self._next_id,
+                path=path,
+                op="run",
+                at_ms=self._clock_ms(),
+                who=who,
+                source="run",
+                header_before=header_before,
+                header_after=header_after,
+                diff="",
+                warnings=tuple(warnings),
+                cells=tuple(run.cell for run in entries),
+                runs=entries,
+            )
+            self._next_id += 1
+            self._records.append(entry)
+        self._announce(entry)
         return entry
 
     def adopt(self, record: ActivityRecord) -> None:
@@ -282,6 +347,10 @@ class ActivityLog:
             for section in result.sections
             if section.written and section.before != section.after
         ]
+
+    def _announce(self, entry: ActivityRecord) -> None:
+        for listener in list(self._listeners):
+            listener(entry)
 
     def recent(self, limit: int | None = None) -> list[ActivityRecord]:
         """Records newest first, at most `limit` of them."""

@@ -24,7 +24,8 @@ from enum import Enum
 from typing import Any
 
 from ..hashline.edits import EditOp
-from .requests import EditRequest, OutputsRequest, ReadRequest, WriteRequest
+from ..kernels.runner import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S
+from .requests import EditRequest, OutputsRequest, ReadRequest, RunRequest, WriteRequest
 
 __all__ = [
     "CATALOG",
@@ -54,6 +55,7 @@ class FieldKind(Enum):
     TAG = "tag"  # the 4 hex digits of a read header
     POSITIVE_INT = "positive_int"  # a whole number >= 1
     POSITIVE_NUMBER = "positive_number"  # a number > 0
+    SECONDS = "seconds"  # a number of seconds from 1 to MAX_TIMEOUT_S
     NAMES = "names"  # a list of non-empty strings (REST: comma-separated)
     JSON_EDITS = "json_edits"  # the JSON edit form
 
@@ -211,6 +213,8 @@ def _kind_schema(kind: FieldKind) -> dict[str, Any]:
         return {"type": "integer", "minimum": 1}
     if kind is FieldKind.POSITIVE_NUMBER:
         return {"type": "number", "exclusiveMinimum": 0}
+    if kind is FieldKind.SECONDS:
+        return {"type": "number", "minimum": 1, "maximum": int(MAX_TIMEOUT_S)}
     if kind is FieldKind.NAMES:
         item = {"type": "string", "minLength": 1, "description": "One id."}
         return {"type": "array", "items": item}
@@ -357,7 +361,67 @@ OUTPUTS = ToolSpec(
     ),
 )
 
-CATALOG: tuple[ToolSpec, ...] = (READ, EDIT, WRITE, OUTPUTS)
+RUN = ToolSpec(
+    name="notebook_run",
+    title="Run notebook cells",
+    description=(
+        "Run code cells of a notebook in its kernel and read what they printed. A cell runs "
+        "only if its source is exactly what you were shown under the header you name: if "
+        "anyone changed it since, nothing runs and the reply shows the changed lines. "
+        "Arguments: path (required: the notebook); tag (required: the 4 hex digits of the "
+        "[path#TAG] header of your latest read or edit of it); cells (optional: the ids of "
+        "the code cells to run, in that order; default: the code cells your last edit of this "
+        "notebook touched); timeout_s (optional: seconds each cell may run, 1 to "
+        f"{MAX_TIMEOUT_S:g}, default {DEFAULT_TIMEOUT_S:g}; a cell still running then is "
+        "interrupted and reports timeout); max_chars (optional: clip each cell's output text "
+        f"to this many characters, default {DEFAULT_OUTPUT_CHARS}). Cells run one after "
+        "another in the notebook's kernel (variables persist between calls) and stop at the "
+        "first that does not end ok. The reply starts with the notebook's new header, then "
+        "gives per cell its status (ok; error: it raised; timeout; busy: the kernel stayed "
+        "busy with someone else's work; skipped: an earlier cell did not end ok), execution "
+        "count, duration and outputs as text (images as placeholders). The outputs are saved "
+        "in the notebook."
+    ),
+    fields=(
+        Field(
+            "path", FieldKind.PATH, "The notebook (.ipynb), relative to the root.", required=True
+        ),
+        Field(
+            "tag",
+            FieldKind.TAG,
+            "The 4 hex digits of the header of your latest read or edit of the notebook.",
+            required=True,
+        ),
+        Field(
+            "cells",
+            FieldKind.NAMES,
+            "Ids of the code cells to run, in order (default: the code cells your last edit "
+            "of the notebook touched).",
+        ),
+        Field(
+            "timeout_s",
+            FieldKind.SECONDS,
+            f"Seconds each cell may run before it is interrupted (1 to {MAX_TIMEOUT_S:g}, "
+            f"default {DEFAULT_TIMEOUT_S:g}).",
+        ),
+        Field(
+            "max_chars",
+            FieldKind.POSITIVE_INT,
+            f"Clip each cell's output text to this many characters (default "
+            f"{DEFAULT_OUTPUT_CHARS}).",
+        ),
+    ),
+    request=RunRequest,
+    method="run",
+    # Running code can change anything the kernel reaches, and it replaces the cells' outputs:
+    # hosts that ask before destructive tools should ask here too.
+    annotations=Annotations(read_only=False, destructive=True, idempotent=False),
+    rest=RestRoute(
+        "run", "POST", "RunRequest", "RunResponse", "text", "Run notebook cells in its kernel"
+    ),
+)
+
+CATALOG: tuple[ToolSpec, ...] = (READ, EDIT, WRITE, OUTPUTS, RUN)
 TOOL_NAMES: tuple[str, ...] = tuple(spec.name for spec in CATALOG)
 TOOL_SPECS: tuple[Mapping[str, Any], ...] = tuple(spec.prompt_spec() for spec in CATALOG)
 
@@ -383,7 +447,7 @@ def _query_schema(field: Field) -> dict[str, Any]:
     kind = field.kind
     if kind is FieldKind.POSITIVE_INT:
         schema: dict[str, Any] = {"type": "string", "pattern": _WHOLE}
-    elif kind is FieldKind.POSITIVE_NUMBER:
+    elif kind in (FieldKind.POSITIVE_NUMBER, FieldKind.SECONDS):
         schema = {"type": "string", "pattern": _POSITIVE_DECIMAL}
     elif kind is FieldKind.NAMES:
         return {"type": "string", "description": field.description + " Comma-separated."}

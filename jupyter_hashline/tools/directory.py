@@ -9,30 +9,38 @@ server and the other way round.
 Invariants:
 - The default store path is a pure function of the root's real path, computed exactly as the
   server extension computes its own default.
-- `aclose()` closes the store this module opened (and only that).
+- `aclose()` closes the store this module opened and the workspace's runner (its kernels).
+- Cells run only when the caller gives a runner (`run_with`): this package starts no kernel.
+  Without one, `run_refusal` says why runs are refused (e.g. the CLI's missing `--allow-run`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from ..hashline.disk import DiskFilesystem
 from ..hashline.patcher import SeenLinesPolicy
 from ..hashline.sqlite_store import SqliteSnapshotStore
+from ..kernels import CellRunner
 from ..notebook import NotebookFilesystem
 from .workspace import Workspace
 
 __all__ = [
     "STORE_ENV",
     "DirectoryWorkspace",
+    "RunnerFactory",
     "default_store_path",
     "open_directory",
     "resolve_store_path",
 ]
 
 STORE_ENV = "JUPYTER_HASHLINE_STORE"
+
+RunnerFactory = Callable[[NotebookFilesystem, Path], CellRunner]
+"""Makes the runner of a directory from its notebook filesystem and its root."""
 
 
 def default_store_path(root: str | os.PathLike[str]) -> Path:
@@ -63,7 +71,10 @@ class DirectoryWorkspace(Workspace):
     root: Path
 
     async def aclose(self) -> None:
-        self.store.close()
+        try:
+            await super().aclose()
+        finally:
+            self.store.close()
 
 
 def open_directory(
@@ -71,6 +82,8 @@ def open_directory(
     store_path: str | None = None,
     *,
     seen_lines: SeenLinesPolicy | str = SeenLinesPolicy.REJECT,
+    run_with: RunnerFactory | None = None,
+    run_refusal: str | None = None,
 ) -> DirectoryWorkspace:
     """The tools over the files under `root` (see the module docstring)."""
     folder = Path(root).resolve()
@@ -78,11 +91,14 @@ def open_directory(
     if chosen != ":memory:":
         Path(chosen).parent.mkdir(parents=True, exist_ok=True)
     store = SqliteSnapshotStore(chosen)
+    fs = NotebookFilesystem(DiskFilesystem(folder))
     workspace = DirectoryWorkspace(
-        NotebookFilesystem(DiskFilesystem(folder)),
+        fs,
         store,
         seen_lines=seen_lines,
         describe=f"directory {folder} (snapshots in {chosen})",
+        runner=run_with(fs, folder) if run_with is not None else None,
+        run_refusal=run_refusal,
     )
     workspace.root = folder
     return workspace

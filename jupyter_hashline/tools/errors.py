@@ -11,7 +11,13 @@ from __future__ import annotations
 
 from ..hashline.errors import HashlineError, StaleTagError
 
-__all__ = ["BadArgumentsError", "ChangedDuringWriteError", "UnknownToolError"]
+__all__ = [
+    "BadArgumentsError",
+    "ChangedDuringWriteError",
+    "RunNotAllowedError",
+    "RunUnavailableError",
+    "UnknownToolError",
+]
 
 
 class BadArgumentsError(HashlineError):
@@ -30,3 +36,18 @@ class UnknownToolError(HashlineError):
 class ChangedDuringWriteError(StaleTagError):
     """The storage changed while an edit was being written (e.g. a person typed in a live
     notebook), so nothing was written; the edit may be retried as a stale edit."""
+
+
+class RunNotAllowedError(HashlineError):
+    """Running cells is turned off where the call arrived (a read-only server, a server or
+    workspace overlay with `allow_run` false, a directory without `--allow-run`); nothing ran."""
+
+    status = 403
+    kind = "run_not_allowed"
+
+
+class RunUnavailableError(HashlineError):
+    """This workspace has no kernels to run cells in (e.g. an in-memory filesystem)."""
+
+    status = 501
+    kind = "run_unavailable"

@@ -20,6 +20,7 @@ __all__ = [
     "JsonEdits",
     "OutputsRequest",
     "ReadRequest",
+    "RunRequest",
     "ToolRequest",
     "WriteRequest",
 ]
@@ -87,4 +88,20 @@ class OutputsRequest(_Arguments):
     max_chars: int | None = None
 
 
-ToolRequest = ReadRequest | EditRequest | WriteRequest | OutputsRequest
+@dataclass(frozen=True, slots=True)
+class RunRequest(_Arguments):
+    """Run code cells of notebook `path` whose sources are as the agent saw them at `tag`.
+
+    `cells` names the cells in the order to run them (None: the code cells the agent's last
+    edit of the notebook touched); `timeout_s` limits each cell, `max_chars` each cell's text.
+    """
+
+    agent: str
+    path: str
+    tag: str
+    cells: tuple[str, ...] | None = None
+    timeout_s: float | None = None
+    max_chars: int | None = None
+
+
+ToolRequest = ReadRequest | EditRequest | WriteRequest | OutputsRequest | RunRequest

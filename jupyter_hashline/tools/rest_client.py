@@ -11,6 +11,9 @@ directory is a sub-folder of the server root): paths the agent sends are joined 
 server's replies name them back relative to it, so an agent sees the same paths as it would
 editing that folder directly.
 
+A run (`notebook_run`) waits for its reply without a read timeout: the server bounds every
+cell by the run's own `timeout_s`, and the cells of one call run one after the other.
+
 Invariants:
 - No Jupyter import: httpx and the catalog only.
 - `call` never raises for an agent mistake, a rejection or an unreachable server; an error
@@ -31,7 +34,7 @@ from ..hashline.parse import parse_patch
 from .activity import ActivityRecord
 from .calls import ToolOutcome
 from .catalog import CATALOG, FieldKind, ToolSpec
-from .requests import EditRequest, ToolRequest
+from .requests import EditRequest, RunRequest, ToolRequest
 
 __all__ = ["AGENT_HEADER", "UNREACHABLE", "RestWorkspace"]
 
@@ -68,7 +71,7 @@ class RestWorkspace:
         except HashlineError as err:
             return ToolOutcome.failure(err)
         try:
-            response = await self._send(spec, arguments, request.agent)
+            response = await self._send(spec, arguments, request.agent, self._timeout(request))
         except httpx.HTTPError as err:
             return ToolOutcome.error(self._unreachable(err), UNREACHABLE, 503)
         return self._outcome(spec, response, paths)
@@ -93,14 +96,20 @@ class RestWorkspace:
     # -- the HTTP exchange ---------------------------------------------------------------------
 
     async def _send(
-        self, spec: ToolSpec, arguments: Mapping[str, Any], agent: str
+        self, spec: ToolSpec, arguments: Mapping[str, Any], agent: str, timeout: httpx.Timeout
     ) -> httpx.Response:
         url = self.base + spec.rest.route
         headers = {AGENT_HEADER: agent}
         if spec.rest.http_method == "GET":
             query = {name: _query_value(value) for name, value in arguments.items()}
-            return await self.client.get(url, params=query, headers=headers)
-        return await self.client.post(url, json=dict(arguments), headers=headers)
+            return await self.client.get(url, params=query, headers=headers, timeout=timeout)
+        return await self.client.post(url, json=dict(arguments), headers=headers, timeout=timeout)
+
+    def _timeout(self, request: ToolRequest) -> httpx.Timeout:
+        """The client's timeout; a run's reply may take as long as its cells (no read limit)."""
+        if isinstance(request, RunRequest):
+            return httpx.Timeout(self._timeout_s, read=None)
+        return httpx.Timeout(self._timeout_s)
 
     def _outcome(
         self, spec: ToolSpec, response: httpx.Response, paths: Mapping[str, str]

@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from enum import Enum
 from typing import Any
 
+from ..kernels.runner import MAX_TIMEOUT_S
 from .catalog import Field, FieldKind, ToolSpec
 from .errors import BadArgumentsError
 
@@ -126,6 +127,19 @@ def _positive_number_text(spec: ToolSpec, field: Field, raw: str) -> float:
     return float(raw)
 
 
+def _seconds(spec: ToolSpec, field: Field, raw: Any) -> float:
+    ok = isinstance(raw, (int, float)) and not isinstance(raw, bool)
+    if not ok or not math.isfinite(raw) or not 1 <= raw <= MAX_TIMEOUT_S:
+        raise _wrong(spec, field, raw)
+    return float(raw)
+
+
+def _seconds_text(spec: ToolSpec, field: Field, raw: str) -> float:
+    if not _DECIMAL.fullmatch(raw):
+        raise _wrong(spec, field, raw)
+    return _seconds(spec, field, float(raw))
+
+
 def _names(spec: ToolSpec, field: Field, raw: Any) -> tuple[str, ...]:
     items = raw.split(",") if isinstance(raw, str) else raw
     if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
@@ -159,6 +173,7 @@ _JSON: dict[FieldKind, Converter] = {
     FieldKind.TAG: _tag,
     FieldKind.POSITIVE_INT: _positive_int,
     FieldKind.POSITIVE_NUMBER: _positive_number,
+    FieldKind.SECONDS: _seconds,
     FieldKind.NAMES: _names,
     FieldKind.JSON_EDITS: _json_edits,
 }
@@ -166,6 +181,7 @@ _QUERY: dict[FieldKind, Converter] = {
     **_JSON,
     FieldKind.POSITIVE_INT: _positive_int_text,
     FieldKind.POSITIVE_NUMBER: _positive_number_text,
+    FieldKind.SECONDS: _seconds_text,
     FieldKind.JSON_EDITS: _unsupported,
 }
 
@@ -176,6 +192,7 @@ _EXPECTED = {
     FieldKind.TAG: "the 4 hex digits of your read header, e.g. 9C2E",
     FieldKind.POSITIVE_INT: "a whole number >= 1",
     FieldKind.POSITIVE_NUMBER: "a number > 0",
+    FieldKind.SECONDS: f"a number of seconds from 1 to {MAX_TIMEOUT_S:g}",
     FieldKind.NAMES: "a list of strings (ids)",
     FieldKind.JSON_EDITS: "the JSON form: an object {path, tag, edits} or a list of them",
 }

@@ -9,11 +9,21 @@ One workspace serves every agent of a process (a server, an MCP connection, a CL
 - per agent, a `Patcher` over the shared filesystem, store and locks: seen lines are credited
   to the agent that was shown them (agent B may not edit lines only agent A read) and no-op
   streaks are counted per agent. At most `max_agents` patchers are kept (least recently used
-  go first; their seen lines stay in the store, only a no-op streak is forgotten).
+  go first; their seen lines stay in the store, only a no-op streak is forgotten);
+- per agent and notebook, the cells the agent's last edit touched (the default of a run);
+- the `CellRunner` its surface gave it (a directory's own kernels, a server's), or none.
+
+A run holds the notebook's path lock while the gate judges it (the snapshot at the agent's
+tag, the live text, the agent's seen lines), never while cells run; the runner takes the lock
+again to write the outputs. The text that landed is recorded in the store (the reply's header
+carries its tag) and the run in the activity log.
 
 Invariants:
 - Only this module (of the whole package) builds a `Patcher`.
 - Every method returns a `ToolOutcome`; agent mistakes and rejections never raise.
+- No cell runs unless the gate cleared it; a workspace whose runs are refused (`run_refusal`)
+  or that has no runner answers `RunNotAllowedError` / `RunUnavailableError` before reading
+  anything. The workspace owns its runner: `aclose()` closes it (its kernels shut down).
 - An edit or write that hits `ChangedDuringWriteError` (a live document changed under it,
   nothing written) is run again, up to `write_attempts` times, as the stale edit it now is.
 """
@@ -24,17 +34,30 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..hashline.errors import HashlineError
+from ..hashline import messages
+from ..hashline.errors import HashlineError, NotFoundError, is_not_found
 from ..hashline.locks import PathLocks
 from ..hashline.patcher import MiB, Patcher, SeenLinesPolicy
+from ..hashline.recovery import carry_lines
 from ..hashline.results import PartialWriteError, PatchResult
 from ..hashline.store import SnapshotStore
+from ..hashline.text import section_tag
+from ..kernels import DEFAULT_TIMEOUT_S, CellRunner, KernelRun, NotRunnableError
 from ..notebook import NotebookFilesystem
+from ..notebook.filesystem import is_notebook_path
 from .activity import ActivityLog, ActivityRecord
 from .calls import ToolOutcome
 from .catalog import CATALOG, DEFAULT_OUTPUT_CHARS
-from .errors import ChangedDuringWriteError
-from .requests import EditRequest, OutputsRequest, ReadRequest, ToolRequest, WriteRequest
+from .errors import ChangedDuringWriteError, RunNotAllowedError, RunUnavailableError
+from .requests import (
+    EditRequest,
+    OutputsRequest,
+    ReadRequest,
+    RunRequest,
+    ToolRequest,
+    WriteRequest,
+)
+from .runs import GatePassed, RunGate, TouchedCells, run_entries, run_reply
 
 __all__ = ["Workspace"]
 
@@ -57,6 +80,8 @@ class Workspace:
         max_agents: int = 256,
         write_attempts: int = 3,
         describe: str = "",
+        runner: CellRunner | None = None,
+        run_refusal: str | None = None,
     ) -> None:
         self.fs = fs
         self.store = store
@@ -70,6 +95,9 @@ class Workspace:
         self._max_agents = max_agents
         self._write_attempts = max(1, write_attempts)
         self._patchers: OrderedDict[str, Patcher] = OrderedDict()
+        self.runner = runner
+        self.run_refusal = run_refusal
+        self.touched = TouchedCells()
 
     # -- the tools -----------------------------------------------------------------------------
 
@@ -108,6 +136,24 @@ class Workspace:
             async with self.locks.hold([await self.fs.canonical_path(path)]):
                 text = await self.fs.outputs(path, request.cell, max_chars=max_chars)
             return ToolOutcome(text, reply={"path": path, "cell": request.cell, "text": text})
+
+        return await _guarded(work)
+
+    async def run(self, request: RunRequest) -> ToolOutcome:
+        async def work() -> ToolOutcome:
+            runner = self._runner()
+            path = self._resolve(request.path)
+            if not is_notebook_path(path) or not self.fs.hashline:
+                raise NotRunnableError(_not_runnable(path))
+            key = await self.fs.canonical_path(path)
+            passed = await self._judge(request, path, key)
+            run = await runner.run(
+                path,
+                passed.plan.cells,
+                timeout_s=request.timeout_s or DEFAULT_TIMEOUT_S,
+                write_lock=lambda: self.locks.hold([key]),
+            )
+            return self._ran(request, path, key, passed, run)
 
         return await _guarded(work)
 
@@ -152,7 +198,9 @@ class Workspace:
         return {"paths": tracked}
 
     async def aclose(self) -> None:
-        """Nothing to release: the store belongs to whoever made it."""
+        """Close the runner (its own kernels shut down); the store belongs to its maker."""
+        if self.runner is not None:
+            await self.runner.close()
 
     # -- internals -----------------------------------------------------------------------------
 
@@ -164,10 +212,12 @@ class Workspace:
             result = await self._retrying(run)
         except PartialWriteError as err:
             records = self._record(err.result, agent, source)
+            await self._note_touched(agent, err.result)
             return ToolOutcome.failure(err, result=err.result, activity=records)
         except HashlineError as err:
             return ToolOutcome.failure(err)
         records = self._record(result, agent, source)
+        await self._note_touched(agent, result)
         reply = {**result.to_json(), "activity": [record.to_json() for record in records]}
         return ToolOutcome(result.to_text(), reply=reply, result=result, activity=records)
 
@@ -182,12 +232,87 @@ class Workspace:
     def _record(self, result: PatchResult, agent: str, source: str) -> tuple[ActivityRecord, ...]:
         return tuple(self.activity.record_result(result, who=agent, source=source))
 
+    async def _note_touched(self, agent: str, result: PatchResult) -> None:
+        """Remember the cells each landed notebook section touched: the agent's next run's
+        default."""
+        for section in result.sections:
+            if section.written and is_notebook_path(section.path):
+                key = await self.fs.canonical_path(section.path)
+                self.touched.remember(agent, key, section.before, section.after)
+
+    def _runner(self) -> CellRunner:
+        if self.run_refusal is not None:
+            raise RunNotAllowedError(self.run_refusal)
+        if self.runner is None:
+            raise RunUnavailableError(
+                f"run not available here: {self.describe} has no kernel to run cells in, so "
+                "nothing ran. Run the notebook through a Jupyter server or on a directory."
+            )
+        return self.runner
+
+    async def _judge(self, request: RunRequest, path: str, key: str) -> GatePassed:
+        """The gate's verdict, under the notebook's lock (released before any cell runs)."""
+        async with self.locks.hold([key]):
+            try:
+                live_text = await self.fs.read_text(path)
+            except Exception as err:
+                if is_not_found(err) and not isinstance(err, HashlineError):
+                    raise NotFoundError(path, f"File not found: {path}. Nothing ran.") from err
+                raise
+            gate = RunGate(self.store, self.seen_lines)
+            touched = self.touched.get(request.agent, key)
+            return gate.judge(request, path=path, key=key, live_text=live_text, touched=touched)
+
+    def _ran(
+        self, request: RunRequest, path: str, key: str, passed: GatePassed, run: KernelRun
+    ) -> ToolOutcome:
+        """Record what landed and the run; the reply."""
+        after = run.landed_text if run.landed_text is not None else passed.live_text
+        tag, warnings = self._record_after_run(request, key, passed.snapshot_text, after)
+        record = self.activity.record_run(
+            path=path,
+            who=request.agent,
+            header_before=messages.header(path, request.tag),
+            header_after=messages.header(path, tag),
+            runs=run_entries(run),
+            warnings=(*run.write_warnings, *warnings),
+        )
+        notes = (*passed.plan.notes, *passed.notes, *warnings)
+        max_chars = request.max_chars or DEFAULT_OUTPUT_CHARS
+        text, reply = run_reply(
+            run, path=path, tag=tag, notes=notes, max_chars=max_chars, record=record
+        )
+        return ToolOutcome(text, reply=reply, activity=(record,))
+
+    def _record_after_run(
+        self, request: RunRequest, key: str, before: str, after: str
+    ) -> tuple[str, tuple[str, ...]]:
+        """Record the notebook's text after the run, carrying the agent's seen lines; a store
+        failure now is a note (the cells ran), never an error."""
+        try:
+            seen = self.store.seen_lines(key, request.tag, agent=request.agent)
+            tag = self.store.record(key, after)
+            carried = carry_lines(before, after, seen)
+            self.store.record_seen_lines(key, tag, carried, agent=request.agent)
+        except Exception as err:
+            reason = err.message if isinstance(err, HashlineError) else f"{type(err).__name__}"
+            return section_tag(after), (f"the new header was not recorded ({reason})",)
+        return tag, ()
+
 
 async def _guarded(work: Work) -> ToolOutcome:
     try:
         return await work()
     except HashlineError as err:
         return ToolOutcome.failure(err)
+
+
+def _not_runnable(path: str) -> str:
+    return (
+        f"Run refused, nothing ran: {path} is not a notebook shown as cell-marked text, so it "
+        "has no cells to run. Only .ipynb notebooks run (on a server whose projection is "
+        "'hashline')."
+    )
 
 
 def _line_count(text: str) -> int:

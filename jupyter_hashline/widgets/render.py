@@ -6,7 +6,7 @@ JupyterLab, Notebook 7, VS Code and a static HTML export, with no custom front-e
 
 Invariants: every piece of text that comes from the session (paths, diffs, prompts, reasons)
 is HTML-escaped; the sizes of the fragments are bounded because the summary's lists are; rows
-carry a `data-row` attribute (`audit`, `drift`, `edit`, `miss`) so tests can count them.
+carry a `data-row` attribute (`audit`, `drift`, `edit`, `run`, `miss`) so tests can count them.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ CARD = (
 )
 STATUS_COLOURS = {"ok": "#1a7f37", "rebuilt": "#9a6700", "drifted": "#cf222e"}
 DIFF_COLOURS = {"+": "#1a7f37", "-": "#cf222e", "@": "#8250df"}
+RUN_COLOURS = {"ok": "#1a7f37", "error": "#cf222e", "timeout": "#cf222e"}  # busy, skipped: grey
 HIT_COLOUR, MISS_COLOUR, COLD_COLOUR = "#2da44e", "#cf222e", "#8c959f"
 BAR_COLOURS = {"hit": HIT_COLOUR, "miss": MISS_COLOUR, "cold": COLD_COLOUR}
 
@@ -248,7 +249,10 @@ def render_edits(summary: dict[str, Any]) -> str:
 
 
 def _edit_html(edit: dict[str, Any], *, open_: bool) -> str:
-    """One edit: a summary line; the newest shows its diff, older ones fold it away."""
+    """One edit: a summary line; the newest shows its diff, older ones fold it away. A run
+    shows each cell's status and duration instead of a diff."""
+    if edit.get("runs"):
+        return _run_html(edit)
     cells = ", ".join(edit["cells"]) or "-"
     warnings = "".join(
         f'<div style="color:#9a6700">⚠ {esc(warning)}</div>' for warning in edit["warnings"]
@@ -262,6 +266,33 @@ def _edit_html(edit: dict[str, Any], *, open_: bool) -> str:
         f" · {esc(edit['op'])} · cells {esc(cells)} · {clock_time(edit['at_ms'] / 1000)}"
         f"{flag}</summary>{warnings}{render_diff(edit['diff'])}</details>"
     )
+
+
+def _run_html(run: dict[str, Any]) -> str:
+    """One run: a summary line, then a row per cell (status, duration, execution count)."""
+    rows = "".join(
+        f'<div data-row="run" style="{MONO}padding-left:12px">'
+        f'<span style="color:{RUN_COLOURS.get(cell["status"], "#57606a")}">'
+        f"{esc(cell['status'])}</span> {esc(cell['cell'])} · {_duration(cell['duration_ms'])}"
+        + (f" · [{cell['execution_count']}]" if cell["execution_count"] is not None else "")
+        + "</div>"
+        for cell in run["runs"]
+    )
+    warnings = "".join(
+        f'<div style="color:#9a6700">⚠ {esc(warning)}</div>' for warning in run["warnings"]
+    )
+    ran = sum(1 for cell in run["runs"] if cell["status"] in ("ok", "error", "timeout"))
+    return (
+        f'<div data-row="edit" style="margin-bottom:4px">'
+        f"<b>{esc(run['path'])}</b> "
+        f'<code style="{MONO}">{esc(run["header_after"])}</code>'
+        f" · run: {ran} of {_count(len(run['runs']), 'cell')} ran"
+        f" · {clock_time(run['at_ms'] / 1000)}{warnings}{rows}</div>"
+    )
+
+
+def _duration(ms: int) -> str:
+    return f"{ms} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
 
 
 def render_diff(diff: str) -> str:

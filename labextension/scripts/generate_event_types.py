@@ -25,7 +25,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from generate_rest_types import _comment, ts_type
+from generate_rest_types import _comment, ts_type, write_or_check
 
 HERE = Path(__file__).resolve().parent
 SCHEMA_DIR = HERE.parent.parent / "jupyter_hashline" / "server" / "event_schemas"
@@ -63,15 +63,7 @@ def load_schemas(directory: Path = SCHEMA_DIR) -> dict[str, dict[str, Any]]:
 
 def main(argv: list[str], output: Path = OUTPUT_PATH) -> int:
     """Write `output`, or with `--check` only compare it (1 when stale)."""
-    text = generate(load_schemas())
-    if "--check" in argv:
-        current = output.read_text(encoding="utf-8") if output.exists() else ""
-        if current != text:
-            print(f"{output} is stale: run python {Path(__file__).name}", file=sys.stderr)
-            return 1
-        return 0
-    output.write_text(text, encoding="utf-8")
-    return 0
+    return write_or_check(output, generate(load_schemas()), argv, __file__)
 
 
 if __name__ == "__main__":

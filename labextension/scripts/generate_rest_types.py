@@ -38,7 +38,7 @@ SCALARS = {
 KNOWN_KEYS = {
     "$schema", "$id", "$ref", "title", "description", "type", "enum", "oneOf", "anyOf",
     "allOf", "not", "properties", "required", "items", "additionalProperties", "pattern",
-    "minLength", "minimum", "minItems", "maxItems",
+    "minLength", "minimum", "maximum", "minItems", "maxItems",
 }  # fmt: skip
 CONSTRAINT_ONLY = {"required", "not", "description"}
 INDENT = "  "
@@ -183,18 +183,22 @@ def generate(schema: Mapping[str, Any]) -> str:
     return "\n".join(header) + "\n" + "\n\n".join(_declarations(schema["$defs"])) + "\n"
 
 
-def main(argv: list[str], output: Path = OUTPUT_PATH) -> int:
-    """Write `output`, or with `--check` only compare it (1 when stale)."""
-    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
-    text = generate(schema)
+def write_or_check(output: Path, text: str, argv: list[str], script: str) -> int:
+    """Write `text` to `output`, or with `--check` only compare them (1 when stale)."""
     if "--check" in argv:
         current = output.read_text(encoding="utf-8") if output.exists() else ""
         if current != text:
-            print(f"{output} is stale: run python {Path(__file__).name}", file=sys.stderr)
+            print(f"{output} is stale: run python {Path(script).name}", file=sys.stderr)
             return 1
         return 0
     output.write_text(text, encoding="utf-8")
     return 0
+
+
+def main(argv: list[str], output: Path = OUTPUT_PATH) -> int:
+    """Write `output`, or with `--check` only compare it (1 when stale)."""
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    return write_or_check(output, generate(schema), argv, __file__)
 
 
 if __name__ == "__main__":

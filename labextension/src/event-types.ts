@@ -2,18 +2,18 @@
 // jupyter_hashline/server/event_schemas/*.json. Do not edit: change a schema and run
 // `python labextension/scripts/generate_event_types.py`.
 
-/** One edit of one file that an agent or user made through jupyter-hashline and that changed the file (a patch, a write, an agent session's edit). It names the change; the diff and warnings are in GET hashline/activity, which checks the reader's permissions. */
+/** One edit of one file that an agent or user made through jupyter-hashline and that changed the file (a patch, a write, an agent session's edit), or one run of notebook cells (op and source 'run'). It names the change; the diff and warnings are in GET hashline/activity, which checks the reader's permissions. */
 export const ACTIVITY_EVENT_ID = "https://events.jupyter.org/jupyter_hashline/activity/v1";
 
-/** Hashline edit activity */
+/** Hashline edit and run activity */
 export interface ActivityEvent {
   /** The activity record's id in GET hashline/activity; increases by one per record. */
   id: number;
   /** API path of the edited file, relative to the server root. */
   path: string;
-  /** What the edit did to the file: 'update' or 'create'. */
+  /** What happened to the file: 'update' or 'create' (an edit), or 'run' (cells ran: their outputs changed, not the text). */
   op: string;
-  /** The route that made the edit, e.g. 'patch' or 'write'. */
+  /** The route that made the record: 'patch', 'write' or 'run'. */
   source: string;
   /** The agent or user the server attributed the edit to. */
   who: string;
@@ -23,8 +23,19 @@ export interface ActivityEvent {
   header_before: string;
   /** The file's [path#TAG] header after the edit. */
   header_after: string;
-  /** Ids of the notebook cells the edit touched, in order; empty for other files. */
+  /** Ids of the notebook cells the edit touched, in order (a run: the cells asked to run); empty for other files. */
   cells: string[];
+  /** A run: how each cell ended, in order (empty for an edit). */
+  runs: Array<{
+    /** The cell's id. */
+    cell: string;
+    /** How the cell's run ended. */
+    status: "ok" | "error" | "timeout" | "busy" | "skipped";
+    /** Wall time of the cell's run, in milliseconds. */
+    duration_ms: number;
+    /** The kernel's execution count; null when the cell did not run. */
+    execution_count: number | null;
+  }>;
 }
 
 /** An agent session posted its snapshot to POST hashline/sessions (after each turn). It names the session; the snapshot is in GET hashline/sessions/<id>. */

@@ -1,14 +1,14 @@
 /**
  * Which of the server's events concern the sidebar, and which of its tabs each one makes stale.
  *
- * The server emits a hashline event on jupyter_server's event bus for every recorded edit
- * (`ACTIVITY_EVENT_ID`) and every session post (`SESSION_EVENT_ID`); JupyterLab delivers every
+ * The server emits a hashline event on jupyter_server's event bus for every recorded edit or
+ * run of cells (`ACTIVITY_EVENT_ID`) and every session post (`SESSION_EVENT_ID`); JupyterLab delivers every
  * event of the bus to `ServiceManager.events.stream`. The ids come from the server's schema
  * files (`event-types.ts` is generated from them).
  *
  * Invariants:
  * - Pure and total: any emission, from any schema, maps to a (possibly empty) list of tabs.
- * - An edit changes what the Activity tab lists and what the Snapshots tab tracks; a session
+ * - An edit or a run changes what the Activity tab lists and what the Snapshots tab tracks; a session
  *   post changes the Sessions tab only. Other schemas (contents, kernels...) change nothing.
  */
 

@@ -20,6 +20,7 @@ import type {
 } from './rest-types';
 
 export type ActivityEdit = ActivityResponse['edits'][number];
+export type CellRun = ActivityEdit['runs'][number];
 export type TrackedPath = SnapshotsResponse['paths'][number];
 export type { SessionSummary };
 
@@ -152,6 +153,26 @@ export function cellsLabel(cells: readonly string[], shown = 2): string {
   const head = cells.slice(0, shown).join(', ');
   const more = cells.length > shown ? ` +${cells.length - shown}` : '';
   return `${cells.length === 1 ? 'cell' : 'cells'} ${head}${more}`;
+}
+
+// -- runs -----------------------------------------------------------------------------------
+
+/** Whether an activity record is a run of notebook cells (not an edit of the text). */
+export function isRun(edit: ActivityEdit): boolean {
+  return edit.op === 'run';
+}
+
+/** "120 ms" under a second, else "1.5 s": the agent's reply says durations the same way. */
+export function durationLabel(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+/** "ran 2 of 3 cells": how many of the cells asked actually ran (ok, error or timeout). */
+export function runSummary(runs: readonly CellRun[]): string {
+  const ran = runs.filter(run =>
+    ['ok', 'error', 'timeout'].includes(run.status)
+  ).length;
+  return `ran ${ran} of ${plural(runs.length, 'cell')}`;
 }
 
 // -- formatting -----------------------------------------------------------------------------

@@ -16,6 +16,7 @@
 
 import {
   type ActivityEdit,
+  type CellRun,
   type SessionDetailView,
   type SessionSummary,
   type TrackedPath,
@@ -23,9 +24,12 @@ import {
   cellsLabel,
   diffRows,
   diffStats,
+  durationLabel,
   formatPercent,
+  isRun,
   plural,
   relativeTime,
+  runSummary,
   seenLinesText,
   sessionName,
   tagOf
@@ -133,6 +137,18 @@ function editHead(
   handlers: ActivityHandlers
 ): HTMLElement {
   const head = el('div', 'jp-hashline-edit-head');
+  const open = el('button', 'jp-hashline-edit-open', edit.path);
+  const where = cellsLabel(edit.cells, 1);
+  open.title = `Open ${edit.path}${where ? ` at ${where}` : ''}`;
+  open.addEventListener('click', () => handlers.open(edit));
+  if (isRun(edit)) {
+    // a run changed outputs, not text: it has no diff to fold, its cells are always shown
+    head.append(
+      el('span', 'jp-hashline-toggle jp-hashline-run-mark', '▶'),
+      open
+    );
+    return head;
+  }
   const toggle = el(
     'button',
     'jp-hashline-toggle jp-hashline-edit-toggle',
@@ -141,10 +157,6 @@ function editHead(
   toggle.setAttribute('aria-expanded', String(expanded));
   toggle.title = expanded ? 'Hide the diff' : 'Show the diff';
   toggle.addEventListener('click', () => handlers.toggle(edit));
-  const open = el('button', 'jp-hashline-edit-open', edit.path);
-  const where = cellsLabel(edit.cells, 1);
-  open.title = `Open ${edit.path}${where ? ` at ${where}` : ''}`;
-  open.addEventListener('click', () => handlers.open(edit));
   head.append(toggle, open);
   return head;
 }
@@ -158,15 +170,21 @@ function editMeta(edit: ActivityEdit, nowMs: number): HTMLElement {
     `#${tagOf(edit.header_before)} → #${tagOf(edit.header_after)}`
   );
   headers.title = `${edit.header_before} → ${edit.header_after}`;
+  meta.append(headers);
+  if (isRun(edit)) {
+    meta.append(el('span', 'jp-hashline-op', runSummary(edit.runs)));
+  } else {
+    meta.append(
+      el('span', 'jp-hashline-added', `+${stats.added}`),
+      el('span', 'jp-hashline-removed', `−${stats.removed}`),
+      el(
+        'span',
+        'jp-hashline-op',
+        edit.op === 'create' ? 'created' : edit.source
+      )
+    );
+  }
   meta.append(
-    headers,
-    el('span', 'jp-hashline-added', `+${stats.added}`),
-    el('span', 'jp-hashline-removed', `−${stats.removed}`),
-    el(
-      'span',
-      'jp-hashline-op',
-      edit.op === 'create' ? 'created' : edit.source
-    ),
     el('span', 'jp-hashline-who', edit.who),
     timeLabel(edit.at_ms, nowMs)
   );
@@ -185,7 +203,27 @@ function warningsList(warnings: readonly string[]): HTMLElement {
   return ul;
 }
 
-/** One edit: header row (toggle + path), meta row, warnings, and the diff when expanded. */
+/** Each cell of a run: its id, how it ended (ok, error, timeout, busy, skipped), how long. */
+export function renderRuns(runs: readonly CellRun[]): HTMLElement {
+  const ul = el('ul', 'jp-hashline-runs');
+  for (const run of runs) {
+    const li = el('li', `jp-hashline-run jp-hashline-run-${run.status}`);
+    li.dataset.cell = run.cell;
+    li.append(
+      el('span', 'jp-hashline-run-cell', run.cell),
+      el('span', 'jp-hashline-run-status', run.status),
+      el('span', 'jp-hashline-run-duration', durationLabel(run.duration_ms))
+    );
+    if (run.execution_count !== null) {
+      li.title = `execution count ${run.execution_count}`;
+    }
+    ul.append(li);
+  }
+  return ul;
+}
+
+/** One edit: header row (toggle + path), meta row, warnings, and the diff when expanded.
+ * A run instead shows each cell's status and duration, always. */
 export function renderEdit(
   edit: ActivityEdit,
   expanded: boolean,
@@ -197,11 +235,14 @@ export function renderEdit(
   item.dataset.path = edit.path;
   item.classList.toggle('jp-mod-expanded', expanded);
   item.classList.toggle('jp-mod-warned', edit.warnings.length > 0);
+  item.classList.toggle('jp-mod-run', isRun(edit));
   item.append(editHead(edit, expanded, handlers), editMeta(edit, nowMs));
   if (edit.warnings.length > 0) {
     item.append(warningsList(edit.warnings));
   }
-  if (expanded) {
+  if (isRun(edit)) {
+    item.append(renderRuns(edit.runs));
+  } else if (expanded) {
     item.append(renderDiff(edit.diff));
   }
   return item;
@@ -217,8 +258,8 @@ export function renderActivity(
   if (edits.length === 0) {
     return renderEmpty(
       'No edits yet',
-      'Edits that agents make through the hashline API (REST, MCP, a kernel session) ' +
-        'appear here, newest first.'
+      'Edits and runs of cells that agents make through the hashline API (REST, MCP, a ' +
+        'kernel session) appear here, newest first.'
     );
   }
   const ul = el('ul', 'jp-hashline-list jp-hashline-activity');

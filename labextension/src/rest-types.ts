@@ -2,7 +2,7 @@
 // jupyter_hashline/server/rest_schema.json. Do not edit: change the schema and run
 // `python labextension/scripts/generate_rest_types.py`.
 
-/** Requests and responses of the routes under {base_url}hashline/. Every route needs authentication; GET routes need 'read' and POST routes 'write' on the 'contents' resource. Query strings are shown as objects of strings. */
+/** Requests and responses of the routes under {base_url}hashline/. Every route needs authentication; GET routes need 'read' and POST routes 'write' on the 'contents' resource; POST run also needs 'execute' on the 'kernels' resource. Query strings are shown as objects of strings. */
 
 /** GET read?path=PATH[&offset=...&limit=...&cells=...] */
 export interface ReadQuery {
@@ -117,6 +117,53 @@ export interface OutputsResponse {
   text: string;
 }
 
+/** POST run: run notebook cells. */
+export interface RunRequest {
+  /** The notebook (.ipynb), relative to the root. */
+  path: string;
+  /** The 4 hex digits of the header of your latest read or edit of the notebook. */
+  tag: string;
+  /** Ids of the code cells to run, in order (default: the code cells your last edit of the notebook touched). */
+  cells?: string[];
+  /** Seconds each cell may run before it is interrupted (1 to 600, default 60). */
+  timeout_s?: number;
+  /** Clip each cell's output text to this many characters (default 4000). */
+  max_chars?: number;
+}
+
+/** The cells that ran (in the order asked), the notebook's new header, and the reply for the agent. */
+export interface RunResponse {
+  path: string;
+  tag: Tag;
+  header: Header;
+  /** The kernelspec the cells ran in, e.g. python3. */
+  kernel: string;
+  cells: CellRunReply[];
+  /** What happened around the cells: a kernel started or restarted, markdown cells skipped. */
+  notes: string[];
+  /** Problems writing the outputs back (the cells did run). */
+  warnings: string[];
+  /** The reply for the agent: the new header, each cell's status and outputs as text, notes. */
+  text: string;
+  /** The run as recorded in the activity feed. */
+  activity: ActivityRecord[];
+}
+
+/** One cell of a run. */
+export interface CellRunReply {
+  cell: string;
+  status: RunStatus;
+  execution_count: number | null;
+  duration_ms: number;
+  /** The outputs as text: ANSI escapes stripped, clipped to max_chars, images as sized placeholders, never base64. */
+  outputs: string;
+  /** Why the status is what it is (an interrupt, a busy kernel, a skipped cell); empty when ok. */
+  note: string;
+}
+
+/** How a cell's run ended: ok; error (it raised); timeout (interrupted at timeout_s); busy (the kernel stayed busy with someone else's work, not run); skipped (an earlier cell of the call did not end ok). */
+export type RunStatus = "ok" | "error" | "timeout" | "busy" | "skipped";
+
 /** GET snapshots: tracked paths (most recently used first), their versions (newest first) and the lines shown of each. */
 export interface SnapshotsResponse {
   paths: Array<{
@@ -137,22 +184,34 @@ export interface ActivityQuery {
   limit?: string;
 }
 
-/** One applied edit of one file. */
+/** One applied edit of one file, or one run of cells of a notebook (op and source 'run'). */
 export interface ActivityRecord {
   id: number;
   path: string;
-  op: "update" | "create";
+  /** What happened to the file: 'update' or 'create' (an edit), 'run' (cells ran; the outputs changed, not the text). */
+  op: "update" | "create" | "run";
   at_ms: number;
   /** The agent that made the edit: the X-Hashline-Agent header, the user, a token's fixed name, an MCP connection, a CLI --agent or a session id. */
   who: string;
-  source: "patch" | "write";
+  /** The route that made the record. */
+  source: "patch" | "write" | "run";
   header_before: Header;
   header_after: Header;
-  /** Unified diff of the text the agent saw (notebooks: the projection). */
+  /** Unified diff of the text the agent saw (notebooks: the projection); empty for a run. */
   diff: string;
   warnings: string[];
-  /** Ids of the notebook cells touched. */
+  /** Ids of the notebook cells touched (a run: the cells asked to run, in order). */
   cells: string[];
+  /** A run: how each cell ended (empty for an edit). */
+  runs: CellRunEntry[];
+}
+
+/** How one cell of a run ended, as the activity feed shows it. */
+export interface CellRunEntry {
+  cell: string;
+  status: RunStatus;
+  duration_ms: number;
+  execution_count: number | null;
 }
 
 /** Recent edits that changed a file, newest first (bounded). */

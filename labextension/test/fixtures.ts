@@ -28,8 +28,25 @@ export function edit(overrides: Partial<ActivityEdit> = {}): ActivityEdit {
     diff: NOTEBOOK_DIFF,
     warnings: [],
     cells: ['load-data'],
+    runs: [],
     ...overrides
   };
+}
+
+/** A run of two cells as the activity feed records it: the first ok, the second raised. */
+export function runRecord(overrides: Partial<ActivityEdit> = {}): ActivityEdit {
+  return edit({
+    op: 'run',
+    source: 'run',
+    header_after: '[analysis.ipynb#1A2B]',
+    diff: '',
+    cells: ['load-data', 'total'],
+    runs: [
+      { cell: 'load-data', status: 'ok', duration_ms: 240, execution_count: 3 },
+      { cell: 'total', status: 'error', duration_ms: 1520, execution_count: 4 }
+    ],
+    ...overrides
+  });
 }
 
 export function summary(

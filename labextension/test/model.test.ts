@@ -4,16 +4,26 @@ import {
   cellsLabel,
   diffRows,
   diffStats,
+  durationLabel,
   editTarget,
   firstChangedLine,
   formatPercent,
+  isRun,
   relativeTime,
+  runSummary,
   seenLinesText,
   sessionDetail,
   sessionName,
   tagOf
 } from '../src/model';
-import { NOTEBOOK_DIFF, NOW, SNAPSHOT, edit, summary } from './fixtures';
+import {
+  NOTEBOOK_DIFF,
+  NOW,
+  SNAPSHOT,
+  edit,
+  runRecord,
+  summary
+} from './fixtures';
 
 describe('diffRows', () => {
   it('classifies rows and numbers them on both sides', () => {
@@ -105,6 +115,34 @@ describe('edits', () => {
   it('reads the tag of a header', () => {
     expect(tagOf('[dir/a b.ipynb#09AF]')).toBe('09AF');
     expect(tagOf('not a header')).toBe('');
+  });
+});
+
+describe('runs', () => {
+  it('tells runs from edits and targets the cells that ran', () => {
+    expect(isRun(runRecord())).toBe(true);
+    expect(isRun(edit())).toBe(false);
+    expect(editTarget(runRecord()).cellIds).toEqual(['load-data', 'total']);
+  });
+
+  it('counts the cells that ran and says durations as the agent reads them', () => {
+    const runs = runRecord().runs;
+    expect(runSummary(runs)).toBe('ran 2 of 2 cells');
+    const skipped = [
+      ...runs,
+      {
+        cell: 'plot',
+        status: 'skipped' as const,
+        duration_ms: 0,
+        execution_count: null
+      }
+    ];
+    expect(runSummary(skipped)).toBe('ran 2 of 3 cells');
+    expect(runSummary([])).toBe('ran 0 of 0 cells');
+    expect(durationLabel(0)).toBe('0 ms');
+    expect(durationLabel(999)).toBe('999 ms');
+    expect(durationLabel(1000)).toBe('1.0 s');
+    expect(durationLabel(61_250)).toBe('61.3 s');
   });
 });
 

@@ -10,7 +10,7 @@ import {
   renderSnapshots,
   renderTurnChart
 } from '../src/render';
-import { NOW, SNAPSHOT, TRACKED, edit, summary } from './fixtures';
+import { NOW, SNAPSHOT, TRACKED, edit, runRecord, summary } from './fixtures';
 
 const noop = { toggle: () => undefined, open: () => undefined };
 
@@ -60,6 +60,42 @@ describe('renderActivity', () => {
         .querySelector('.jp-hashline-edit-toggle')!
         .getAttribute('aria-expanded')
     ).toBe('true');
+  });
+
+  it('shows a run with each cell, its status and duration, and no diff to fold', () => {
+    const opened: number[] = [];
+    const handlers = {
+      toggle: () => undefined,
+      open: (record: { id: number }) => opened.push(record.id)
+    };
+    const root = renderActivity(
+      [runRecord({ id: 7 })],
+      new Set([7]),
+      NOW,
+      handlers
+    );
+    const item = root.querySelector('.jp-hashline-edit')!;
+    expect(item.classList.contains('jp-mod-run')).toBe(true);
+    expect(item.querySelector('.jp-hashline-edit-toggle')).toBeNull();
+    expect(item.querySelector('.jp-hashline-diff')).toBeNull();
+    expect(texts(item, '.jp-hashline-op')).toEqual(['ran 2 of 2 cells']);
+    expect(texts(item, '.jp-hashline-added')).toEqual([]);
+    expect(texts(item, '.jp-hashline-headers')).toEqual(['#1A2B → #1A2B']);
+    expect(texts(item, '.jp-hashline-run-cell')).toEqual([
+      'load-data',
+      'total'
+    ]);
+    expect(texts(item, '.jp-hashline-run-status')).toEqual(['ok', 'error']);
+    expect(texts(item, '.jp-hashline-run-duration')).toEqual([
+      '240 ms',
+      '1.5 s'
+    ]);
+    const [ok, failed] = [...item.querySelectorAll('.jp-hashline-run')];
+    expect(ok.classList.contains('jp-hashline-run-ok')).toBe(true);
+    expect(failed.classList.contains('jp-hashline-run-error')).toBe(true);
+    expect(failed.getAttribute('title')).toBe('execution count 4');
+    (item.querySelector('.jp-hashline-edit-open') as HTMLElement).click();
+    expect(opened).toEqual([7]);
   });
 
   it('lists warnings and marks the edit', () => {

@@ -13,6 +13,7 @@ import pytest
 
 from jupyter_hashline.agent.session import Session
 from jupyter_hashline.agent.simulator import ProviderSimulator
+from jupyter_hashline.hashline.memory_fs import InMemoryFilesystem
 from jupyter_hashline.tools import TOOL_SPECS
 from jupyter_hashline.zones import MissCause, RebuildReason
 
@@ -272,3 +273,58 @@ def test_the_simulator_url_is_an_anthropic_base_url(tmp_path: Path) -> None:
         assert session.client.url == sim.url + "/v1/messages"
     assert sources(tmp_path)["counter"] == "value = 7\nprint(value)"
     assert session.snapshot()["session"]["turns"] == 1
+
+
+def run_turn_of_last_edit(messages: list[Any]) -> dict[str, Any]:
+    """Run the cells the last edit touched (the counter cell when nothing was edited yet)."""
+    arguments: dict[str, Any] = {"path": NOTEBOOK, "tag": latest_tag(messages)}
+    if not any("updated" in text.split("\n")[0] for text in tool_texts(messages)):
+        arguments["cells"] = ["counter"]
+    return {"tool_calls": [{"name": "notebook_run", "input": arguments}]}
+
+
+async def test_a_directory_session_runs_what_it_edited_and_shuts_its_kernels_down(
+    tmp_path: Path,
+) -> None:
+    make_notebook(tmp_path)
+    script = [read_turn(), edit_turn(42), run_turn_of_last_edit, {"text": "it prints 42"}]
+    async with (
+        ProviderSimulator(script) as sim,
+        Session(
+            tmp_path, base_url=sim.base_url("anthropic"), api_key="k", register=False
+        ) as session,
+    ):
+        assert "notebook_run" in [tool["name"] for tool in session.zones.prefix.tools]
+        await session.run_turn("set the counter to 42 and run it")
+        pool = session.workspace.runner  # type: ignore[union-attr]
+        kernels = list(pool._kernels.values())
+        assert pool.running() == {NOTEBOOK: "python3"}
+    ran = session.zones.log[-2]["content"][0]["content"]
+    assert "cell counter: ok (execution count 1, " in ran and "\n42" in ran
+    [run_record, edit_record] = session.snapshot()["edits"][:2]
+    assert (run_record["op"], run_record["cells"]) == ("run", ["counter"])
+    assert run_record["runs"][0]["status"] == "ok" and edit_record["op"] == "update"
+    stored = nbformat.read(tmp_path / NOTEBOOK, as_version=4).cells[2]
+    assert stored.outputs[0]["text"] == "42\n"
+    assert pool.running() == {}
+    assert [await kernel.manager.is_alive() for kernel in kernels] == [False]
+
+
+async def run_once(root: Any, **options: Any) -> dict[str, Any]:
+    """A session that reads the notebook and runs its counter cell; the run's result block."""
+    script = [read_turn(), run_turn_of_last_edit, {"text": "ok"}]
+    async with ProviderSimulator(script) as sim:
+        url = sim.base_url("anthropic")
+        async with Session(root, base_url=url, api_key="k", register=False, **options) as session:
+            await session.run_turn("run it")
+    block: dict[str, Any] = session.zones.log[-2]["content"][0]
+    return block
+
+
+async def test_runs_a_session_cannot_or_may_not_do_are_error_results(tmp_path: Path) -> None:
+    make_notebook(tmp_path)
+    refused = await run_once(tmp_path, allow_run=False)
+    assert refused["is_error"] is True and "allow_run=False" in refused["content"]
+    unavailable = await run_once(InMemoryFilesystem({NOTEBOOK: (tmp_path / NOTEBOOK).read_text()}))
+    assert unavailable["is_error"] is True
+    assert unavailable["content"].startswith("run not available here")

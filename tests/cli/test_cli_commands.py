@@ -1,5 +1,6 @@
 """The CLI's commands in-process: output streams, exit codes (0 done, 1 rejected, 2 usage or
-I/O), the JSON edit form, files and stdin, where snapshots are kept, and `demo`."""
+I/O), the JSON edit form, files and stdin, where snapshots are kept, `run` (only with
+`--allow-run` on a directory; 0 when the cells ran, even if one raised), and `demo`."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from testkit.scenario import NOTEBOOK, header_of, line_of, person_edits
+from testkit.scenario import CHECKS, NOTEBOOK, header_of, line_of, person_edits, write_checks
 
 from jupyter_hashline.cli import main, patch_arguments
 from jupyter_hashline.tools import default_store_path
@@ -171,3 +172,59 @@ def test_repairs_warn_and_agents_keep_their_own_seen_lines(
     code, out, err = run(capsys, "--root", str(root), "--agent", "ann", "patch", str(edit))
     assert code == 0, err
     assert "recovered" in out and "warning:" in out and "prefix" in out
+
+
+def checks_tag(root: Path, capsys: pytest.CaptureFixture[str], *options: str) -> str:
+    write_checks(root)
+    code, view, err = run(capsys, "--root", str(root), *options, "read", CHECKS)
+    assert code == 0, err
+    return header_of(view, CHECKS)[-5:-1]
+
+
+def test_run_on_a_directory_needs_allow_run_and_says_how(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tag = checks_tag(root, capsys)
+    before = (root / CHECKS).read_bytes()
+    code, out, err = run(capsys, "--root", str(root), "run", CHECKS, "--tag", tag, "--cell", "calc")
+    assert (code, out) == (1, "")
+    assert "Run refused, nothing ran" in err and "--allow-run" in err
+    assert (root / CHECKS).read_bytes() == before
+
+
+def test_run_exit_codes_0_ran_1_rejected_2_usage(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tag = checks_tag(root, capsys)
+    base = ["--root", str(root), "--allow-run", "run", CHECKS, "--tag", tag]
+    code, out, err = run(capsys, *base, "--cell", "calc", "--cell", "fail")
+    assert (code, err) == (0, ""), err
+    assert "ran 2 of 2 cells" in out and "\n42\n" in out
+    assert "cell fail: error (execution count 2, " in out and "ZeroDivisionError" in out
+    stored = nbformat.read(root / CHECKS, as_version=4).cells
+    assert stored[1].outputs[0]["text"] == "42\n" and stored[2].outputs[0]["ename"]
+    for cells, phrase in (
+        (["--cell", "intro"], "only code cells run"),
+        (["--cell", "nope"], "has no cell with id nope"),
+        ([], "Name the cells to run by id"),  # a directory remembers no edit between commands
+    ):
+        code, out, err = run(capsys, *base, *cells)
+        assert (code, out) == (1, "") and phrase in err, err
+    person_edits(root, "calc", "print('changed')", CHECKS)
+    code, out, err = run(capsys, *base, "--cell", "calc")
+    assert (
+        (code, out) == (1, "") and err.startswith("Run refused:") and "*4:print('changed')" in err
+    )
+    for options, phrase in (
+        (["--cell", "calc", "--timeout", "0"], "`timeout_s` must be a number of seconds"),
+        (["--cell", "calc", "--max-chars", "0"], "`max_chars` must be a whole number"),
+    ):
+        code, out, err = run(capsys, *base, *options)
+        assert (code, out) == (2, "") and phrase in err
+    code, out, err = run(
+        capsys, "--root", str(root), "--allow-run", "run", "gone.ipynb", "--tag", tag
+    )
+    assert (code, out) == (2, "") and "File not found: gone.ipynb" in err
+    with pytest.raises(SystemExit) as exited:
+        main(["--root", str(root), "run", CHECKS])  # --tag is required
+    assert exited.value.code == 2

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from testkit.scenario import NOTEBOOK, header_of, line_of, person_edits
+from testkit.scenario import CHECKS, NOTEBOOK, header_of, line_of, person_edits, write_checks
 
 from bench.server import TOKEN, LocalServer, free_port
 from jupyter_hashline.cli import main
@@ -44,3 +44,32 @@ def test_the_cli_edits_through_a_jupyter_server(
     assert cells[2].source == 'total = df["amount"].sum()\nprint("total", total)'
     assert main(["--server", f"http://127.0.0.1:{free_port()}/", "read", NOTEBOOK]) == 2
     assert "Cannot reach the Jupyter server" in capsys.readouterr().err
+
+
+@pytest.mark.slow  # two server processes
+def test_the_cli_runs_cells_through_a_jupyter_server(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The server runs the cells (no --allow-run needed) and remembers the agent's last edit
+    between CLI processes; a read-only server refuses: exit 1."""
+    write_checks(root)
+    home = tmp_path / "home"
+    monkeypatch.setenv("JUPYTER_DATA_DIR", str(home / "data"))
+    monkeypatch.setenv("JUPYTER_TOKEN", TOKEN)
+    edit = tmp_path / "edit.txt"
+    with LocalServer(root, home) as server:
+        url = f"http://127.0.0.1:{server.port}/"
+        assert main(["--server", url, "read", CHECKS]) == 0
+        view = capsys.readouterr().out
+        edit.write_text(f"{header_of(view, CHECKS)}\nreplace 5:\n+print(answer + 1)\n")
+        assert main(["--server", url, "patch", str(edit)]) == 0
+        tag = header_of(capsys.readouterr().out, CHECKS)[-5:-1]
+        assert main(["--server", url, "run", CHECKS, "--tag", tag]) == 0
+        out = capsys.readouterr().out
+        assert "ran 1 of 1 cell" in out and "cell calc: ok" in out and "\n43\n" in out + "\n"
+    stored = nbformat.read(root / CHECKS, as_version=4).cells[1]
+    assert stored.outputs[0]["text"] == "43\n" and stored.execution_count == 1
+    with LocalServer(root, home, extra_args=("--HashlineExtension.read_only=True",)) as server:
+        url = f"http://127.0.0.1:{server.port}/"
+        assert main(["--server", url, "run", CHECKS, "--tag", tag, "--cell", "calc"]) == 1
+        assert "read-only" in capsys.readouterr().err

@@ -1,4 +1,5 @@
-"""`jupyter-hashline demo` / `make demo`: the first example's story in the terminal, offline."""
+"""`jupyter-hashline demo` / `make demo`: the first example's story in the terminal, offline:
+the agent reads, edits, runs the cells it changed in a kernel of its own, reads the result."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from jupyter_hashline import demo
@@ -21,6 +23,9 @@ def check_story(out: str) -> None:
     assert "agent calls notebook_read" in out
     assert "agent calls notebook_edit with the patch:" in out
     assert "insert after 26:" in out and "] updated" in out
+    assert 'agent calls notebook_run(path="sales_analysis.ipynb", tag="' in out
+    assert "ran 4 of 4 cells in kernel python3" in out and "    best month: 2026-03" in out
+    assert "agent: The summary ran in the notebook's kernel: the best month is 2026-03." in out
     assert "error reply" not in out
     assert "+++ sales_analysis.ipynb (after)" in out and "+## Totals by region" in out
     assert "Three zones: prefix" in out and "Rebuild audit: no rebuilds" in out
@@ -33,12 +38,18 @@ def test_demo_main_tells_the_story(provider: str, capsys: pytest.CaptureFixture[
     check_story(capsys.readouterr().out)
 
 
-def test_demo_leaves_its_edits_where_the_diff_says(tmp_path: Path) -> None:
+def test_demo_leaves_its_edits_and_outputs_where_the_diff_says(tmp_path: Path) -> None:
     session = asyncio.run(demo.tell_story(tmp_path))
     assert session.zones.ledger.hit_ratio() > 0.5
-    assert session.snapshot()["edits"][0]["cells"] == ["summary"]
+    ran, edited = session.snapshot()["edits"][:2]
+    assert (ran["op"], ran["cells"]) == ("run", list(demo.SUMMARY_INPUTS))
+    assert [r["status"] for r in ran["runs"]] == ["ok"] * 4
+    assert edited["cells"] == ["summary"]
     text = (tmp_path / "sales_analysis.ipynb").read_text()
     assert "best month:" in text and "by_region" in text
+    summary = nbformat.read(tmp_path / "sales_analysis.ipynb", as_version=4).cells[-1]
+    assert summary.execution_count == 4 and "best month: 2026-03" in summary.outputs[0]["text"]
+    assert session.workspace.runner.running() == {}  # type: ignore[union-attr]
 
 
 @pytest.mark.slow

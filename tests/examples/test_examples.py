@@ -95,6 +95,10 @@ def test_agent_edits_notebook(tmp_path: Path) -> None:
     assert "agent calls notebook_edit with the patch:" in insert
     assert "] updated" in insert and "new code cell id=" in insert
     assert "] updated" in text_of(nb, "turn-partial")
+    ran = text_of(nb, "turn-run")
+    assert 'agent calls notebook_run(path="scratch/sales_agent.ipynb", tag="' in ran
+    assert "ran 4 of 4 cells in kernel python3" in ran and "best month: 2026-03" in ran
+    assert "agent: The summary ran in the notebook's kernel: the best month is 2026-03." in ran
     diff = text_of(nb, "diff")
     assert "+## Totals by region" in diff and '+print("best month:"' in diff
     assert "-" not in [line[:1] for line in diff.splitlines()[2:]], "nothing removed"
@@ -103,6 +107,13 @@ def test_agent_edits_notebook(tmp_path: Path) -> None:
     assert "misses: 0 (none)" in reports and "Cache: hit ratio" in reports
     edited = sources(tmp_path / "scratch" / "sales_agent.ipynb")
     assert edited["summary"].endswith('print("best month:", max(totals, key=totals.get))')
+    summary = next(
+        c
+        for c in nbformat.read(tmp_path / "scratch" / "sales_agent.ipynb", as_version=4).cells
+        if c.get("id") == "summary"
+    )
+    assert summary.execution_count == 4  # the run's outputs were saved in the notebook
+    assert summary.outputs[0]["text"].endswith("best month: 2026-03\n")
     assert any(src.startswith("by_region = {}") for src in edited.values())
     # the sample itself is untouched
     assert (tmp_path / "sales_analysis.ipynb").read_bytes() == (

@@ -13,8 +13,8 @@ import asyncio
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from lcs_reference import Pairs, all_alignments, fates
+from reference_model import reference, stale_apply
 from strategies import FILE_LINES, edit_scripts, line_changes
-from test_properties import _stale_apply, reference
 
 from jupyter_hashline.hashline.edits import Edit, EditOp
 from jupyter_hashline.hashline.filesystem import Footprint, LineRebase, RebaseRefusal
@@ -178,7 +178,7 @@ def test_a_stale_edit_lands_only_where_every_minimal_diff_agrees(
 ) -> None:
     snap, live, script = case
     snapshot_text, live_text = as_text(snap), as_text(live)
-    landed, result = asyncio.run(_stale_apply(snapshot_text, live_text, script))
+    landed, result = asyncio.run(stale_apply(snapshot_text, live_text, script))
     if not landed:
         assert result == live_text
         return

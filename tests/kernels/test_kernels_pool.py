@@ -12,6 +12,7 @@ from typing import Any
 
 import nbformat
 import pytest
+from testkit.cells import PNG_CELL
 
 from jupyter_hashline.hashline.disk import DiskFilesystem
 from jupyter_hashline.hashline.errors import HashlineError
@@ -29,16 +30,6 @@ from jupyter_hashline.kernels.pool import DirectoryKernelPool
 from jupyter_hashline.notebook import NotebookFilesystem
 
 NB = "work/analysis.ipynb"
-PNG_CELL = """\
-import struct, zlib
-from IPython.display import Image, display
-def chunk(kind, data):
-    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-rows = b"".join(b"\\x00" + b"\\x00\\x80\\xff" * 640 for _ in range(480))
-png = (b"\\x89PNG\\r\\n\\x1a\\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 640, 480, 8, 2, 0, 0, 0))
-       + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
-display(Image(data=png))
-"""
 
 
 def write_notebook(root: Path, *sources: str, kernelspec: dict[str, str] | None = None) -> Path:

@@ -2,7 +2,8 @@
 
 JupyterLab serves a copy of examples/; Chromium opens `agent_edits_notebook.ipynb` and runs all
 its cells. Its `Session` runs in a kernel the server started, so it edits through that server
-(`via="auto"`): the sidebar's Activity tab lists the agent's edits (named by the session id)
+(`via="auto"`): the sidebar's Activity tab lists the agent's edits and its run of the summary
+cells in the edited notebook's own server kernel (each cell ok; all named by the session id)
 and its Snapshots tab the notebook it read. The screenshot goes to artifacts/example-lab.png.
 """
 
@@ -76,10 +77,15 @@ def test_the_example_run_in_lab_fills_activity_and_snapshots(
             sidebar = page.locator(f"#{SIDEBAR_ID}")
             expect(sidebar).to_be_visible()
             edits = sidebar.locator(".jp-hashline-edit")
-            expect(edits).to_have_count(2, timeout=120_000)
-            expect(edits.locator(".jp-hashline-edit-open")).to_have_text([EDITED, EDITED])
+            expect(edits).to_have_count(3, timeout=120_000)
+            expect(edits.locator(".jp-hashline-edit-open")).to_have_text([EDITED] * 3)
             [session] = api(url, "sessions")["sessions"]  # the agent is named by its session id
-            expect(edits.locator(".jp-hashline-who")).to_have_text([session["id"]] * 2)
+            expect(edits.locator(".jp-hashline-who")).to_have_text([session["id"]] * 3)
+            run = edits.first  # newest first: the run of the cells the summary needs
+            expect(run.locator(".jp-hashline-run-cell")).to_have_text(
+                ["imports", "load-data", "totals", "summary"]
+            )
+            expect(run.locator(".jp-hashline-run-status")).to_have_text(["ok"] * 4)
 
             sidebar.locator(".jp-hashline-tab", has_text="Snapshots").click()
             expect(sidebar.locator(".jp-hashline-snapshots")).to_contain_text(EDITED)
@@ -93,3 +99,5 @@ def test_the_example_run_in_lab_fills_activity_and_snapshots(
     sessions = api(url, "sessions")["sessions"]
     assert len(sessions) == 1 and {edit["who"] for edit in activity} == {sessions[0]["id"]}
     assert "by_region = {}" in (root / EDITED).read_text()
+    assert "best month: 2026-03" in (root / EDITED).read_text()  # the run's saved output
+    assert [edit["op"] for edit in activity] == ["run", "update", "update"]

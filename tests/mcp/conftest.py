@@ -5,6 +5,7 @@ Jupyter AI registration tests (token auth as pytest-jupyter sets it up)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from traitlets.config import Config
@@ -17,11 +18,12 @@ def isolated_data_dir(data_dir: Path) -> Path:
 
 
 @pytest.fixture
-def jp_server_config() -> Config:
+def jp_server_config(hashline_config: dict[str, Any]) -> Config:
     return Config(
         {
             "ServerApp": {
                 "jpserver_extensions": {"jupyter_hashline": True, "jupyter_server_terminals": False}
-            }
+            },
+            "HashlineExtension": hashline_config,
         }
     )

@@ -14,7 +14,7 @@ import tomllib
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from testkit.scenario import NOTEBOOK, run_edit_scenario, write_analysis
+from testkit.scenario import NOTEBOOK, run_edit_scenario, run_run_scenario, write_analysis
 from traitlets import TraitError
 
 from jupyter_hashline.hashline.errors import HashlineError
@@ -47,6 +47,7 @@ def test_the_entry_point_names_the_exposed_catalog_tools() -> None:
         (spec.name, spec.description) for spec in exposed
     ]
     assert "notebook_write" not in [f.__name__ for f in functions]  # not by default
+    assert "notebook_run" not in [f.__name__ for f in functions]
     installed = importlib.metadata.entry_points(group=GROUP)
     assert [ep.value for ep in installed if ep.name == "jupyter_hashline"] == [value], (
         "reinstall the package (pip install -e .) so its metadata has the entry point"
@@ -93,6 +94,39 @@ async def test_jupyter_ai_edits_through_the_running_server(
         assert is_error and "`offset` must be a whole number >= 1" in text
         is_error, text = await call("notebook_write", {"path": "x.py", "content": "x\n"})
         assert is_error
+        is_error, text = await call("notebook_run", {"path": NOTEBOOK, "tag": "ABCD"})
+        assert is_error and "Unknown tool" in text
     service = jp_serverapp.web_app.settings["jupyter_hashline_service"]
     edits = service.activity()["edits"]
     assert len(edits) == 3 and {edit["who"] for edit in edits} == {"jupyter-ai"}
+
+
+def test_the_trait_help_says_what_exposing_run_means() -> None:
+    help_text = HashlineExtension.class_traits()["server_mcp_tools"].help
+    assert "takes no token" in help_text and "notebook_run" in help_text
+    assert "runs code" in help_text
+
+
+@pytest.mark.parametrize(
+    "hashline_config",
+    [{"server_mcp_tools": ["notebook_read", "notebook_run"]}],
+    indirect=True,
+)
+async def test_a_server_that_lists_notebook_run_lets_jupyter_ai_run_cells(
+    jp_serverapp: Any, jp_root_dir: Path
+) -> None:
+    server = MCPServer("jupyter-ai-stand-in")
+    for function in load_tools("jupyter_hashline.server.mcp_tools:tool_specs"):
+        server.add_tool(function)
+    async with Client(server) as client:
+        listed = [tool.name for tool in (await client.list_tools()).tools]
+        assert listed == ["notebook_read", "notebook_run"]
+
+        async def call(tool: str, arguments: dict[str, Any]) -> tuple[bool, str]:
+            result = await client.call_tool(tool, arguments)
+            return result.is_error, result.content[0].text
+
+        await run_run_scenario(call, jp_root_dir)
+    service = jp_serverapp.web_app.settings["jupyter_hashline_service"]
+    runs = [edit for edit in service.activity()["edits"] if edit["op"] == "run"]
+    assert {edit["who"] for edit in runs} == {"jupyter-ai"} and len(runs) == 2

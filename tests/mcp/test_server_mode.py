@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-from testkit.scenario import NOTEBOOK, run_edit_scenario
+from testkit.scenario import CHECKS, NOTEBOOK, run_edit_scenario, run_run_scenario
 
 from bench.server import TOKEN, LocalServer
 from jupyter_hashline.tools import RestWorkspace, run_tool
@@ -46,3 +46,22 @@ async def test_an_mcp_client_edits_through_a_running_jupyter_server(
     # one MCP connection is one agent, named from the client's initialize info
     [who] = {edit["who"] for edit in activity["edits"]}
     assert re.fullmatch(r"mcp-[0-9a-f]{6}", who), who
+
+
+@pytest.mark.slow
+async def test_an_mcp_client_runs_cells_in_the_servers_kernel(root: Path, tmp_path: Path) -> None:
+    """With --server the server decides: no --allow-run, the cells run in its kernel."""
+    with LocalServer(root, tmp_path / "home") as server:
+        url = f"http://127.0.0.1:{server.port}/"
+        async with Client(server_mode(url, TOKEN)) as client:
+
+            async def call(tool: str, arguments: dict[str, Any]) -> tuple[bool, str]:
+                result = await client.call_tool(tool, arguments)
+                return result.is_error, result.content[0].text
+
+            await run_run_scenario(call, root)
+        status, sessions = server.client().request("GET", "/api/sessions")
+        _, activity = server.client().request("GET", "/hashline/activity")
+    assert status == 200 and [s["path"] for s in sessions] == [CHECKS]
+    runs = [edit for edit in activity["edits"] if edit["op"] == "run"]
+    assert [[r["status"] for r in edit["runs"]] for edit in runs] == [["error"], ["ok"]]

@@ -10,7 +10,16 @@ from typing import Any
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-from testkit.scenario import NOTEBOOK, header_of, line_of, person_edits, run_edit_scenario
+from testkit.scenario import (
+    CHECKS,
+    NOTEBOOK,
+    header_of,
+    line_of,
+    person_edits,
+    run_edit_scenario,
+    run_run_scenario,
+    write_checks,
+)
 
 from jupyter_hashline.tools import TOOL_SPECS, default_store_path, mcp_definitions
 
@@ -80,3 +89,30 @@ async def test_wrong_types_and_pasted_prefixes_over_stdio(root: Path) -> None:
         edit = f"{header_of(reply)}\nreplace {line}:\n+{line}:total = 0\n"
         is_error, reply = await call("notebook_edit", {"patch": edit})
         assert not is_error and "recovered" in reply and "prefix" in reply, reply
+
+
+@pytest.mark.slow
+async def test_with_allow_run_a_client_runs_cells_and_rejections_are_errors(root: Path) -> None:
+    async with Client(server_params("--root", str(root), "--allow-run", "mcp")) as client:
+        await run_run_scenario(caller(client), root)
+        # the connection's kernel keeps its variables between calls
+        call = caller(client)
+        _, view = await call("notebook_read", {"path": CHECKS})
+        tag = header_of(view, CHECKS)[-5:-1]
+        is_error, text = await call(
+            "notebook_run", {"path": CHECKS, "tag": tag, "cells": ["calc"], "timeout_s": 30}
+        )
+        assert not is_error and "\n54" in text and "execution count 3" in text
+
+
+async def test_without_allow_run_a_run_is_an_error_saying_how_to_allow_it(root: Path) -> None:
+    write_checks(root)
+    before = (root / CHECKS).read_bytes()
+    async with Client(server_params("--root", str(root), "mcp")) as client:
+        call = caller(client)
+        _, view = await call("notebook_read", {"path": CHECKS})
+        arguments = {"path": CHECKS, "tag": header_of(view, CHECKS)[-5:-1], "cells": ["calc"]}
+        is_error, text = await call("notebook_run", arguments)
+    assert is_error and text.startswith("Run refused, nothing ran")
+    assert "--allow-run" in text and "jupyter-hashline --allow-run mcp" in text
+    assert (root / CHECKS).read_bytes() == before

@@ -23,3 +23,21 @@ async def test_new_cell_ids_are_reported_in_the_patch_reply() -> None:
     # the generic "landed text differs" notice is not added on top of the filesystem's own
     assert not any("differs" in w for w in result.sections[0].warnings)
     assert "# %% [code] id=fresh-cell" in result.sections[0].after
+
+
+async def test_lines_seen_before_stay_seen_when_new_cells_get_ids() -> None:
+    # the write landed a text unlike the one sent (the new cell's marker got its id): the lines
+    # that stayed the same stay seen under the new header, so editing (or running) a cell read
+    # before needs no second read; only the changed marker line is not carried
+    inner = InMemoryFilesystem({"a.ipynb": dumps(analysis())})
+    fs = NotebookFilesystem(inner, new_id=lambda: "fresh-cell")
+    store = InMemorySnapshotStore()
+    patcher = Patcher(fs, store)
+    read = await patcher.read("a.ipynb")
+    last = len(read.text.splitlines())
+    result = await patcher.apply(f"{read.header}\ninsert after {last}:\n+# %% [code]\n+x = 1\n")
+    section = result.sections[0]
+    seen = store.seen_lines("a.ipynb", section.tag)
+    assert set(range(1, last + 1)) <= seen  # the whole first read, far from the preview
+    second = await patcher.apply(f"{section.header}\nreplace 2:\n+# Sales analysis, revised\n")
+    assert second.sections[0].written

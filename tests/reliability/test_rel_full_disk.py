@@ -49,9 +49,8 @@ def mount_tmpfs(where: Path) -> str | None:
     return None
 
 
-@pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Path]:
-    where = tmp_path / "small-disk"
+def mounted_small_disk(where: Path) -> Iterator[Path]:
+    """`where` as a small tmpfs while the test runs (a skip that says why where it cannot be)."""
     where.mkdir()
     reason = mount_tmpfs(where)
     if reason is not None:
@@ -60,6 +59,11 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
         yield where
     finally:
         subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    yield from mounted_small_disk(tmp_path / "small-disk")
 
 
 def fill(root: Path) -> Path:
@@ -138,15 +142,7 @@ async def test_a_full_disk_refuses_the_write_and_keeps_everything(
 @pytest.fixture
 def jp_root_dir(tmp_path: Path) -> Iterator[Path]:
     """The Jupyter server's root on the small disk."""
-    where = tmp_path / "root_dir"
-    where.mkdir()
-    reason = mount_tmpfs(where)
-    if reason is not None:
-        pytest.skip(reason)
-    try:
-        yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)], check=False)
+    yield from mounted_small_disk(tmp_path / "root_dir")
 
 
 @pytest.mark.parametrize(("path", "line", "text", "edit"), TARGETS, ids=["notebook", "text"])

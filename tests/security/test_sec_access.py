@@ -158,6 +158,7 @@ async def login_cookie(fetch: Fetch, token: str) -> str:
 POST_BODIES = {
     "patch": {"patch": "[inside.py#0000]\ninsert tail:\n+x\n"},
     "write": {"path": "xsrf.py", "content": "written = 1\n"},
+    "run": {"path": "inside.ipynb", "tag": "0000", "cells": ["c"]},
     "sessions": {"id": "s1", "snapshot": {"zones": {}, "cache": {}, "audit": [], "edits": []}},
 }
 

@@ -1,7 +1,7 @@
 """The live path and the contents-manager path give the same views, results and tags.
 
-Same server as test_live_rooms.py (jupyter-collaboration active); one copy of a notebook is
-open in a room, its twin is not.
+The server of test_live_rooms.py (jupyter-collaboration active, from `testkit.rooms`); one copy
+of a notebook is open in a room, its twin is not.
 """
 
 from __future__ import annotations
@@ -11,17 +11,19 @@ import itertools
 import json
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
-import test_live_rooms as live_rooms
-from testkit.rest import Api, write_notebook
+from testkit.rest import Api, read_view, write_notebook
+from testkit.rooms import OpenInLab
+from traitlets.config import Config
 
 from jupyter_hashline.notebook import ids
 
-jp_server_config = live_rooms.jp_server_config  # the same server (fixtures)
-open_in_lab = live_rooms.open_in_lab
-read = live_rooms.read
+
+@pytest.fixture
+def jp_server_config(collaboration_server_config: Config) -> Config:
+    return collaboration_server_config
+
 
 SHARED_FEATURES = ("attachments", "widgets", "unicode", "crlf", "images", "errors", "raw")
 
@@ -48,7 +50,7 @@ def corpus_selection(corpus_dir: Path, limit: int = 8) -> list[Path]:
 
 
 async def test_corpus_notebooks_read_the_same_live_and_on_disk(
-    api: Api, jp_root_dir: Path, corpus_dir: Path, open_in_lab: Any
+    api: Api, jp_root_dir: Path, corpus_dir: Path, open_in_lab: OpenInLab
 ) -> None:
     notebooks = corpus_selection(corpus_dir)
     assert len(notebooks) >= 4
@@ -56,9 +58,9 @@ async def test_corpus_notebooks_read_the_same_live_and_on_disk(
         path = f"corpus/{index}.ipynb"
         (jp_root_dir / "corpus").mkdir(exist_ok=True)
         shutil.copyfile(source, jp_root_dir / path)
-        on_disk = await read(api, path)
+        on_disk = await read_view(api, path)
         async with open_in_lab(path):
-            live = await read(api, path)
+            live = await read_view(api, path)
         assert live["tag"] == on_disk["tag"], source.name
         assert live["view"] == on_disk["view"], source.name
 
@@ -76,7 +78,7 @@ async def run_edits(api: Api, path: str) -> list[tuple[str, str, str]]:
     """Read, then apply the next of EDITS, in turn; the views, reply texts and new headers."""
     replies = []
     for edit in EDITS:
-        view = await read(api, path)
+        view = await read_view(api, path)
         status, body = await api(
             "patch", method="POST", body={"patch": f"{view['header']}\n{edit}"}
         )
@@ -87,7 +89,7 @@ async def run_edits(api: Api, path: str) -> list[tuple[str, str, str]]:
 
 
 async def test_same_edits_same_replies_tags_and_bytes(
-    api: Api, jp_root_dir: Path, open_in_lab: Any, monkeypatch: pytest.MonkeyPatch
+    api: Api, jp_root_dir: Path, open_in_lab: OpenInLab, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     sources = ("values = [1, 2]", "total = 0\nfor v in values:\n    total += v", "print(total)")
     write_notebook(jp_root_dir / "disk.ipynb", *sources, outputs=True)
@@ -104,7 +106,7 @@ async def test_same_edits_same_replies_tags_and_bytes(
         live = await run_edits(api, "live.ipynb")
     assert live == on_disk
     assert on_disk[-1][1].count("## Totals") == 1
-    final = (await read(api, "live.ipynb"))["view"]
+    final = (await read_view(api, "live.ipynb"))["view"]
     assert final.index("id=cell-1") < final.index("## Totals")
     disk_nb = json.loads((jp_root_dir / "disk.ipynb").read_text())
     live_nb = json.loads((jp_root_dir / "live.ipynb").read_text())

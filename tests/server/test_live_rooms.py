@@ -7,24 +7,18 @@ the server's shared document as updates and is unsaved until the room saves.
 
 from __future__ import annotations
 
-import asyncio
-import json
 import logging
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import nbformat
 import pytest
-from httpx_ws import AsyncWebSocketSession, aconnect_ws
 from jupyter_server_ydoc.rooms import DocumentRoom
 from jupyter_server_ydoc.utils import JUPYTER_COLLABORATION_EVENTS_URI
 from jupyter_ydoc import YNotebook
-from pycrdt import Provider
-from pycrdt.websocket.websocket import HttpxWebsocket
-from testkit.rest import Api, Fetch, NamedUserProvider, write_notebook
+from testkit.rest import Api, read_view, write_notebook
+from testkit.rooms import OpenInLab, until
 from traitlets.config import Config
 
 from jupyter_hashline.hashline import section_tag
@@ -35,41 +29,8 @@ NB = "work/analysis.ipynb"
 
 
 @pytest.fixture
-def jp_server_config(tmp_path: Path, jp_root_dir: Path) -> Config:
-    return Config(
-        {
-            "ServerApp": {
-                "jpserver_extensions": {
-                    "jupyter_hashline": True,
-                    "jupyter_server_ydoc": True,
-                    "jupyter_server_fileid": True,
-                    "jupyter_server_terminals": False,
-                },
-                "allow_unauthenticated_access": False,
-                "identity_provider_class": NamedUserProvider,
-            },
-            "BaseFileIdManager": {
-                "root_dir": str(jp_root_dir),
-                "db_path": str(tmp_path / "file_id.db"),
-                "db_journal_mode": "OFF",
-            },
-            "SQLiteYStore": {"db_path": str(tmp_path / "ystore.db")},
-            "YDocExtension": {
-                "document_save_delay": 1,
-                "document_cleanup_delay": 60,
-                "file_poll_interval": 0.1,
-            },
-        }
-    )
-
-
-async def until(check: Callable[[], bool], what: str, limit_s: float = 5.0) -> None:
-    """Wait (bounded) for a condition that depends on messages crossing the websocket."""
-    for _ in range(int(limit_s / 0.02)):
-        if check():
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
+def jp_server_config(collaboration_server_config: Config) -> Config:
+    return collaboration_server_config
 
 
 @pytest.fixture
@@ -84,31 +45,6 @@ def room_events(jp_serverapp: Any) -> list[str]:
         schema_id=JUPYTER_COLLABORATION_EVENTS_URI, listener=listener
     )
     return actions
-
-
-@pytest.fixture
-def open_in_lab(
-    jp_fetch: Fetch, jp_http_port: int, jp_base_url: str, jp_auth_header: dict[str, str]
-) -> Callable[[str], Any]:
-    """`async with open_in_lab(path) as person:` a Yjs client in the notebook's room."""
-
-    @asynccontextmanager
-    async def connect(path: str) -> AsyncIterator[YNotebook]:
-        body = json.dumps({"format": "json", "type": "notebook"})
-        reply = await jp_fetch("api/collaboration/session", path, method="PUT", body=body)
-        session = json.loads(reply.body)
-        room = f"json:notebook:{session['fileId']}"
-        url = (
-            f"http://127.0.0.1:{jp_http_port}{jp_base_url}api/collaboration/room/{room}"
-            f"?sessionId={session['sessionId']}"
-        )
-        person = YNotebook()
-        connecting = aconnect_ws(url, session_class=AsyncWebSocketSession, headers=jp_auth_header)
-        async with connecting as ws, Provider(person.ydoc, HttpxWebsocket(ws, room)):
-            await until(lambda: person.cell_number > 0, "the room to sync")
-            yield person
-
-    return connect
 
 
 def server_document(jp_serverapp: Any) -> YNotebook:
@@ -156,9 +92,7 @@ def type_into(person: YNotebook, index: int, at: int, text: str) -> None:
 
 
 async def read(api: Api, path: str = NB) -> dict[str, Any]:
-    status, body = await api("read", params={"path": path}, schema="ReadResponse")
-    assert status == 200, body
-    return body
+    return await read_view(api, path)
 
 
 async def patch(api: Api, text: str) -> tuple[int, dict[str, Any]]:
@@ -166,7 +100,7 @@ async def patch(api: Api, text: str) -> tuple[int, dict[str, Any]]:
 
 
 async def test_patch_lands_live_and_the_persons_unsaved_typing_survives(
-    api: Api, jp_root_dir: Path, jp_serverapp: Any, open_in_lab: Any, room_events: list[str]
+    api: Api, jp_root_dir: Path, jp_serverapp: Any, open_in_lab: OpenInLab, room_events: list[str]
 ) -> None:
     write_notebook(jp_root_dir / NB, "a = 1", "b = 2")
     async with open_in_lab(NB) as person:
@@ -194,7 +128,7 @@ async def test_patch_lands_live_and_the_persons_unsaved_typing_survives(
 
 
 async def test_landed_text_is_the_projection_of_the_file_on_disk(
-    api: Api, jp_root_dir: Path, open_in_lab: Any
+    api: Api, jp_root_dir: Path, open_in_lab: OpenInLab
 ) -> None:
     write_notebook(jp_root_dir / NB, "import math", "x = math.pi\nprint(x)")
     async with open_in_lab(NB) as person:
@@ -212,7 +146,7 @@ async def test_landed_text_is_the_projection_of_the_file_on_disk(
 
 
 async def test_same_cell_other_lines_both_changes_survive(
-    api: Api, jp_root_dir: Path, jp_serverapp: Any, open_in_lab: Any
+    api: Api, jp_root_dir: Path, jp_serverapp: Any, open_in_lab: OpenInLab
 ) -> None:
     write_notebook(jp_root_dir / NB, "x = 1\ny = 2\nz = 3")
     async with open_in_lab(NB) as person:
@@ -229,7 +163,7 @@ async def test_same_cell_other_lines_both_changes_survive(
 
 
 async def test_same_line_is_rejected_with_the_current_cell(
-    api: Api, jp_root_dir: Path, jp_serverapp: Any, open_in_lab: Any
+    api: Api, jp_root_dir: Path, jp_serverapp: Any, open_in_lab: OpenInLab
 ) -> None:
     write_notebook(jp_root_dir / NB, "x = 1\ny = 2\nz = 3")
     before = (jp_root_dir / NB).read_bytes()
@@ -247,7 +181,7 @@ async def test_same_line_is_rejected_with_the_current_cell(
 
 
 async def test_typing_between_read_and_write_is_never_overwritten(
-    api: Api, jp_root_dir: Path, jp_serverapp: Any, open_in_lab: Any
+    api: Api, jp_root_dir: Path, jp_serverapp: Any, open_in_lab: OpenInLab
 ) -> None:
     """A keystroke that lands while the edit is being prepared: the edit is retried (stale,
     recovered cell by cell) instead of merging into text the patcher never saw."""
@@ -275,6 +209,55 @@ async def test_typing_between_read_and_write_is_never_overwritten(
         assert disk_sources(jp_root_dir / NB) == ["a = 1  # mid-edit", "b = 3"]
 
 
+async def test_a_persons_erasing_in_the_room_is_seen_by_the_next_read(
+    api: Api, jp_root_dir: Path, jp_serverapp: Any, open_in_lab: OpenInLab
+) -> None:
+    """A pure deletion leaves the document's state vector as it was: the next read still sees
+    it (it is not served the text cached before)."""
+    write_notebook(jp_root_dir / NB, "a = 1  # note", "b = 2")
+    async with open_in_lab(NB) as person:
+        first = await read(api)
+        assert "a = 1  # note" in first["view"]
+        del person.ycells[0]["source"][5:13]  # the person erases "  # note"
+        shared = server_document(jp_serverapp)
+        await until(lambda: source(shared, 0) == "a = 1", "the erasing to reach the server")
+        again = await read(api)
+        assert again["tag"] != first["tag"]
+        assert "2:a = 1\n" in again["view"] and "# note" not in again["view"]
+        status, body = await patch(api, f"{first['header']}\nreplace 4:\n+b = 20\n")
+        assert status == 200, body
+        assert [source(shared, 0), source(shared, 1)] == ["a = 1", "b = 20"]
+
+
+async def test_a_cell_deleted_between_read_and_write_is_never_written_over(
+    api: Api, jp_root_dir: Path, jp_serverapp: Any, open_in_lab: OpenInLab
+) -> None:
+    """A person deletes a cell while the edit is being prepared (a pure deletion): the edit
+    is retried against the document as it is, and lands on the cell it named."""
+    write_notebook(jp_root_dir / NB, "a = 1", "b = 2")
+    service = jp_serverapp.web_app.settings["jupyter_hashline_service"]
+    inner = service.filesystem.inner
+    real_preflight = inner.preflight_write
+    calls: list[str] = []
+
+    async with open_in_lab(NB):
+        shared = server_document(jp_serverapp)
+
+        async def preflight_with_deletion(path: str) -> None:
+            calls.append(path)
+            if len(calls) == 2:  # the write's own preflight, after the patcher's
+                del shared.ycells[0]
+            await real_preflight(path)
+
+        inner.preflight_write = preflight_with_deletion
+        header = (await read(api))["header"]
+        status, body = await patch(api, f"{header}\nreplace 4:\n+b = 3\n")
+        assert status == 200, body
+        assert len(calls) > 2  # retried
+        assert [source(shared, n) for n in range(len(shared.ycells))] == ["b = 3"]
+        assert disk_sources(jp_root_dir / NB) == ["b = 3"]
+
+
 async def test_without_a_room_nothing_is_registered_or_opened(
     api: Api, jp_root_dir: Path, jp_serverapp: Any
 ) -> None:
@@ -292,7 +275,7 @@ async def test_a_missing_save_hook_degrades_to_the_contents_path(
     api: Api,
     jp_root_dir: Path,
     jp_serverapp: Any,
-    open_in_lab: Any,
+    open_in_lab: OpenInLab,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:

@@ -1,4 +1,4 @@
-"""The workspace overlay may only tighten the server's settings (DESIGN §6)."""
+"""The workspace overlay may only tighten the server's settings."""
 
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ BASE = HashlineSettings(seen_lines=SeenLinesPolicy.WARN, allowed_paths=("work",)
         ("max_file_bytes", 1, 1),
         ("allowed_paths", ["work/agent", "/work/data/"], ("work/agent", "work/data")),
         ("read_only", True, True),
+        ("allow_run", False, False),
+        ("allow_run", True, True),  # already allowed: nothing loosens
     ],
 )
 def test_tightening_keys_apply(key: str, value: object, expected: object) -> None:
@@ -73,6 +75,17 @@ def test_read_only_cannot_be_turned_off() -> None:
     merged = apply_workspace_overlay(locked, {"read_only": False})
     assert merged.settings.read_only is True
     assert "writable" in merged.refused[0]
+
+
+def test_running_cells_can_be_turned_off_never_on() -> None:
+    off = HashlineSettings(allow_run=False)
+    merged = apply_workspace_overlay(off, {"allow_run": True})
+    assert merged.settings.allow_run is False and merged.applied == ()
+    assert merged.refused == (
+        "allow_run: refused, would allow running cells on a server that does not allow it",
+    )
+    wrong = apply_workspace_overlay(HashlineSettings(), {"allow_run": "no"})
+    assert wrong.settings.allow_run is True and "true or false" in wrong.refused[0]
 
 
 def test_mixed_overlay_keeps_good_keys_and_reports_each_bad_one() -> None:

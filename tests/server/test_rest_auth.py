@@ -65,6 +65,11 @@ async def example_patch(fetch: Fetch, root: Path) -> dict[str, Any]:
     return {"body": json.dumps({"patch": f"{header}\nreplace 2:\n+x = 2\n"})}
 
 
+async def example_run(fetch: Fetch, root: Path) -> dict[str, Any]:
+    tag = (await read_header(fetch, "nb.ipynb"))[-5:-1]
+    return {"body": json.dumps({"path": "nb.ipynb", "tag": tag, "cells": ["cell-0"]})}
+
+
 async def example_session_post(fetch: Fetch, root: Path) -> dict[str, Any]:
     snapshot = {"zones": {}, "cache": {}, "audit": [], "edits": []}
     return {"body": json.dumps({"id": "sample-session_id", "snapshot": snapshot})}
@@ -87,6 +92,7 @@ EXAMPLES: dict[tuple[str, str], Example] = {
     ("/hashline/patch", "POST"): example_patch,
     ("/hashline/write", "POST"): fixed(body=json.dumps({"path": "w.txt", "content": "w\n"})),
     ("/hashline/outputs", "GET"): fixed(params={"path": "nb.ipynb", "cell": "cell-0"}),
+    ("/hashline/run", "POST"): example_run,
     ("/hashline/snapshots", "GET"): fixed(),
     ("/hashline/activity", "GET"): fixed(),
     ("/hashline/sessions", "GET"): fixed(),
@@ -113,7 +119,7 @@ async def test_every_route_refuses_without_credentials_and_works_with_them(
     assert jp_serverapp.allow_unauthenticated_access is False
     write_notebook(jp_root_dir / "nb.ipynb", "print(1)", outputs=True)
     routes = hashline_routes(jp_serverapp)
-    assert len(routes) >= 9
+    assert len(routes) >= 10
     for pattern, method, _ in routes:
         request = await EXAMPLES[(pattern, method)](jp_fetch, jp_root_dir)
         parts = concrete(pattern).strip("/").split("/")

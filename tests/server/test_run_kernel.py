@@ -9,18 +9,14 @@ import json
 import os
 import signal
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import nbformat
 import pytest
-from httpx_ws import AsyncWebSocketSession, aconnect_ws
-from jupyter_ydoc import YNotebook
-from pycrdt import Provider
-from pycrdt.websocket.websocket import HttpxWebsocket
-from testkit.rest import Fetch, NamedUserProvider, write_notebook
+from testkit.rest import Fetch, write_notebook
+from testkit.rooms import OpenInLab, until
 from traitlets.config import Config
 
 from jupyter_hashline.hashline import section_tag
@@ -43,32 +39,8 @@ SLOW = "import time\nprint('first', flush=True)\ntime.sleep(1.5)\nprint('second'
 
 
 @pytest.fixture
-def jp_server_config(tmp_path: Path, jp_root_dir: Path) -> Config:
-    return Config(
-        {
-            "ServerApp": {
-                "jpserver_extensions": {
-                    "jupyter_hashline": True,
-                    "jupyter_server_ydoc": True,
-                    "jupyter_server_fileid": True,
-                    "jupyter_server_terminals": False,
-                },
-                "allow_unauthenticated_access": False,
-                "identity_provider_class": NamedUserProvider,
-            },
-            "BaseFileIdManager": {
-                "root_dir": str(jp_root_dir),
-                "db_path": str(tmp_path / "file_id.db"),
-                "db_journal_mode": "OFF",
-            },
-            "SQLiteYStore": {"db_path": str(tmp_path / "ystore.db")},
-            "YDocExtension": {
-                "document_save_delay": 1,
-                "document_cleanup_delay": 60,
-                "file_poll_interval": 0.1,
-            },
-        }
-    )
+def jp_server_config(collaboration_server_config: Config) -> Config:
+    return collaboration_server_config
 
 
 @pytest.fixture
@@ -90,39 +62,6 @@ def runner(
     )
     yield built
     jp_asyncio_loop.run_until_complete(built.close())
-
-
-async def until(check: Callable[[], bool], what: str, limit_s: float = 10.0) -> None:
-    for _ in range(int(limit_s / 0.02)):
-        if check():
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-@pytest.fixture
-def open_in_lab(
-    jp_fetch: Fetch, jp_http_port: int, jp_base_url: str, jp_auth_header: dict[str, str]
-) -> Callable[[str], Any]:
-    """`async with open_in_lab(path) as person:` a Yjs client in the notebook's room."""
-
-    @asynccontextmanager
-    async def connect(path: str) -> AsyncIterator[YNotebook]:
-        body = json.dumps({"format": "json", "type": "notebook"})
-        reply = await jp_fetch("api/collaboration/session", path, method="PUT", body=body)
-        session = json.loads(reply.body)
-        room = f"json:notebook:{session['fileId']}"
-        url = (
-            f"http://127.0.0.1:{jp_http_port}{jp_base_url}api/collaboration/room/{room}"
-            f"?sessionId={session['sessionId']}"
-        )
-        person = YNotebook()
-        connecting = aconnect_ws(url, session_class=AsyncWebSocketSession, headers=jp_auth_header)
-        async with connecting as ws, Provider(person.ydoc, HttpxWebsocket(ws, room)):
-            await until(lambda: person.cell_number > 0, "the room to sync")
-            yield person
-
-    return connect
 
 
 async def lab_session(jp_fetch: Fetch, path: str) -> dict[str, Any]:
@@ -270,7 +209,7 @@ async def test_a_kernel_that_dies_mid_cell_is_reported_and_the_next_run_works(
 async def test_in_an_open_room_the_person_sees_the_output_arrive_and_it_is_saved(
     runner: ServerKernelRunner,
     jp_root_dir: Path,
-    open_in_lab: Any,
+    open_in_lab: OpenInLab,
 ) -> None:
     write_notebook(jp_root_dir / NB, "a = 1", SLOW)
     async with open_in_lab(NB) as person:
@@ -301,7 +240,7 @@ async def test_in_a_room_a_persons_typing_in_the_cell_refuses_the_run(
     jp_serverapp: Any,
     notebooks: LiveNotebookFilesystem,
     jp_root_dir: Path,
-    open_in_lab: Any,
+    open_in_lab: OpenInLab,
 ) -> None:
     write_notebook(jp_root_dir / NB, "print(6 * 7)")
     snapshot = await notebooks.read_text(NB)
@@ -358,7 +297,7 @@ async def test_a_dead_kernel_the_server_did_not_restart_is_refused_then_restarte
 
 
 async def test_a_room_opened_while_the_cells_run_gets_the_outputs_at_the_end(
-    runner: ServerKernelRunner, jp_root_dir: Path, open_in_lab: Any
+    runner: ServerKernelRunner, jp_root_dir: Path, open_in_lab: OpenInLab
 ) -> None:
     write_notebook(jp_root_dir / NB, SLOW)
     running = asyncio.create_task(runner.run(NB, [CellToRun("cell-0", SLOW)], timeout_s=60))

@@ -94,3 +94,58 @@ def test_placement_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     assert placed.via is Via.SERVER and isinstance(placed.workspace, RestWorkspace)
     assert placed.workspace.base_path == tmp_path.name
     assert Session(tmp_path, via="directory", register=False).via is Via.DIRECTORY
+
+
+def run_edited(messages: list[Any]) -> dict[str, Any]:
+    """Run what the last edit touched, with the header of that edit's reply."""
+    results = [
+        block["content"]
+        for message in messages
+        if isinstance(message.get("content"), list)
+        for block in message["content"]
+        if isinstance(block, dict) and block.get("type") == "tool_result"
+    ]
+    tag = re.findall(r"\[n\.ipynb#([0-9A-F]{4})\]", results[-1])[-1]
+    return {"tool_calls": [{"name": "notebook_run", "input": {"path": "n.ipynb", "tag": tag}}]}
+
+
+async def test_a_session_under_a_server_runs_cells_in_the_notebooks_server_kernel(
+    jp_root_dir: Path,
+    jp_http_port: int,
+    jp_base_url: str,
+    jp_auth_header: dict[str, str],
+    jp_serverapp: Any,
+    api: Api,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    folder = jp_root_dir / "work"
+    notebook(folder)
+    token = jp_auth_header["Authorization"].split()[-1]
+    server = ServerInfo(f"http://localhost:{jp_http_port}{jp_base_url}", token, str(jp_root_dir))
+    monkeypatch.setattr(where, "find_parent_server", lambda: server)
+    script: list[Any] = [
+        {"tool_calls": [{"name": "notebook_read", "input": {"path": "n.ipynb"}}]},
+        edit_from_read,
+        run_edited,
+        {"text": "done"},
+    ]
+    async with (
+        ProviderSimulator(script) as sim,
+        Session(
+            folder, base_url=sim.base_url("anthropic"), api_key="k", session_id="s-2"
+        ) as session,
+    ):
+        await session.run_turn("edit it, then run it")
+    run = session.zones.log[-2]["content"][0]
+    assert "is_error" not in run, run
+    assert run["content"].startswith("[n.ipynb#") and "cell only: ok" in run["content"]
+    sessions = await jp_serverapp.session_manager.list_sessions()
+    assert [s["path"] for s in sessions] == ["work/n.ipynb"]  # the notebook's own kernel
+    stored = nbformat.read(folder / "n.ipynb", as_version=4).cells[0]
+    assert stored.execution_count == 1
+    _, activity = await api("activity", schema="ActivityResponse")
+    assert [(e["op"], e["who"]) for e in activity["edits"]] == [("run", "s-2"), ("update", "s-2")]
+    assert [(r.op, r.path) for r in session.edits.recent()] == [
+        ("run", "n.ipynb"),
+        ("update", "n.ipynb"),
+    ]

@@ -54,3 +54,10 @@ def write_notebook(path: Path, *sources: str, outputs: bool = False) -> nbformat
     path.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, path)
     return nb
+
+
+async def read_view(api: Api, path: str) -> dict[str, Any]:
+    """`GET read?path=...`, checked against the schema and expected to succeed."""
+    status, body = await api("read", params={"path": path}, schema="ReadResponse")
+    assert status == 200, body
+    return body

@@ -6,8 +6,14 @@ edit is rejected and nothing is written), re-read, edit again.
 `run_edit_scenario(call, root)` drives it through `call(tool, arguments) -> (is_error, text)`;
 the person's edits go straight to the file on disk, as a person saving in JupyterLab would.
 
-As a pytest plugin it provides `root` (a folder holding analysis.ipynb) and `data_dir` (an
-isolated `JUPYTER_DATA_DIR`); tests/mcp and tests/cli make `data_dir` autouse in their conftests.
+A second story runs cells (`run_run_scenario`, on checks.ipynb from `write_checks`): a cell
+computing 6 * 7 runs and its output lands in the file, a cell that raises is a result whose
+text says `error`, a markdown cell is refused, and after a person changes the cell a run on the
+old header is refused and nothing runs.
+
+As a pytest plugin it provides `root` (a folder holding analysis.ipynb; the run story writes
+checks.ipynb next to it) and `data_dir` (an isolated `JUPYTER_DATA_DIR`); tests/mcp and
+tests/cli make `data_dir` autouse in their conftests.
 """
 
 from __future__ import annotations
@@ -21,8 +27,8 @@ import nbformat
 import pytest
 
 NOTEBOOK = "analysis.ipynb"
+CHECKS = "checks.ipynb"
 Call = Callable[[str, dict[str, Any]], Awaitable[tuple[bool, str]]]
-HEADER = re.compile(r"^\[analysis\.ipynb#[0-9A-F]{4}\]")
 
 
 def write_analysis(root: Path) -> Path:
@@ -48,17 +54,35 @@ def write_analysis(root: Path) -> Path:
     return path
 
 
-def person_edits(root: Path, cell_id: str, source: str) -> None:
+def write_checks(root: Path) -> Path:
+    """checks.ipynb: a markdown intro, a cell printing 6 * 7, a cell that raises."""
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# Checks", id="intro"),
+        nbformat.v4.new_code_cell("answer = 6 * 7\nprint(answer)", id="calc"),
+        nbformat.v4.new_code_cell("1 / 0", id="fail"),
+    ]
+    path = root / CHECKS
+    nbformat.write(nb, path)
+    return path
+
+
+def person_edits(root: Path, cell_id: str, source: str, notebook: str = NOTEBOOK) -> None:
     """A person changes one cell's source and saves (outside the agent's tools)."""
-    path = root / NOTEBOOK
+    path = root / notebook
     nb = nbformat.read(path, as_version=4)
     next(cell for cell in nb.cells if cell.id == cell_id).source = source
     nbformat.write(nb, path)
 
 
-def header_of(text: str) -> str:
-    match = HEADER.match(text)
-    assert match, f"no [analysis.ipynb#TAG] header at the start of:\n{text}"
+def header_of(text: str, notebook: str = NOTEBOOK) -> str:
+    match = re.match(rf"^\[{re.escape(notebook)}#[0-9A-F]{{4}}\]", text)
+    assert match, f"no [{notebook}#TAG] header at the start of:\n{text}"
     return match.group(0)
 
 
@@ -118,6 +142,34 @@ async def run_edit_scenario(call: Call, root: Path) -> None:
         {"patch": header_of(third) + "\n" + replace_total.format(line=total_line)},
     )
     check_final_notebook(root)
+
+
+async def run_run_scenario(call: Call, root: Path) -> None:
+    write_checks(root)
+    view = await ok(call, "notebook_read", {"path": CHECKS})
+    tag = header_of(view, CHECKS)[-5:-1]
+    ran = await ok(call, "notebook_run", {"path": CHECKS, "tag": tag, "cells": ["calc"]})
+    assert ran.startswith(f"[{CHECKS}#") and "\ncell calc: ok (execution count " in ran
+    assert "\n[1] stream stdout\n42\n" in ran + "\n"
+    stored = nbformat.read(root / CHECKS, as_version=4).cells[1]
+    assert stored.outputs[0]["text"] == "42\n" and isinstance(stored.execution_count, int)
+
+    raised = await ok(call, "notebook_run", {"path": CHECKS, "tag": tag, "cells": ["fail"]})
+    assert "\ncell fail: error (execution count " in raised
+    assert "ZeroDivisionError: division by zero" in raised and "\x1b" not in raised
+
+    is_error, markdown = await call(
+        "notebook_run", {"path": CHECKS, "tag": tag, "cells": ["intro"]}
+    )
+    assert is_error and "only code cells run" in markdown
+
+    person_edits(root, "calc", "answer = 6 * 9\nprint(answer)", CHECKS)
+    before = (root / CHECKS).read_bytes()
+    is_error, stale = await call("notebook_run", {"path": CHECKS, "tag": tag, "cells": ["calc"]})
+    assert is_error, stale
+    assert "Run refused:" in stale and "Nothing ran" in stale
+    assert "*4:answer = 6 * 9" in stale.splitlines()
+    assert (root / CHECKS).read_bytes() == before
 
 
 def check_final_notebook(root: Path) -> None:

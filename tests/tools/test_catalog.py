@@ -45,6 +45,26 @@ def test_every_tool_has_a_title_and_annotations() -> None:
     assert definitions["notebook_write"]["annotations"]["destructiveHint"] is True
     assert definitions["notebook_write"]["annotations"]["readOnlyHint"] is False
     assert definitions["notebook_edit"]["annotations"]["readOnlyHint"] is False
+    run = definitions["notebook_run"]["annotations"]
+    assert run["readOnlyHint"] is False and run["destructiveHint"] is True
+    assert run["idempotentHint"] is False
+
+
+def test_the_run_tool_bounds_its_timeout_and_names_its_statuses() -> None:
+    run = next(t for t in mcp_definitions() if t["name"] == "notebook_run")
+    schema = run["inputSchema"]
+    assert schema["required"] == ["path", "tag"]
+    assert schema["properties"]["timeout_s"] | {"description": ""} == {
+        "type": "number",
+        "minimum": 1,
+        "maximum": 600,
+        "description": "",
+    }
+    jsonschema.validate({"path": "a.ipynb", "tag": "9C2E", "cells": ["x"]}, schema)
+    too_long = {"path": "a.ipynb", "tag": "9C2E", "timeout_s": 601}
+    assert list(jsonschema.Draft202012Validator(schema).iter_errors(too_long))
+    for status in ("ok", "error", "timeout", "busy", "skipped"):
+        assert status in run["description"]
 
 
 def test_no_property_lacks_a_description_and_no_schema_has_a_type_array() -> None:
@@ -88,7 +108,7 @@ def test_each_description_alone_names_every_argument() -> None:
 
 
 def test_tool_specs_are_constant_bytes_in_the_provider_shape() -> None:
-    assert [set(spec) for spec in TOOL_SPECS] == [{"name", "description", "input_schema"}] * 4
+    assert [set(spec) for spec in TOOL_SPECS] == [{"name", "description", "input_schema"}] * 5
     again = [spec.prompt_spec() for spec in CATALOG]
     assert json.dumps(list(TOOL_SPECS)) == json.dumps(again)
 

@@ -1,5 +1,6 @@
 """Golden files of what agents read: a notebook's read view, a recovery reply, a stale-edit
-rejection, an unseen-lines rejection, and the tool catalog (text and JSON schemas).
+rejection, an unseen-lines rejection, a run's reply (real kernel; durations masked) and a stale
+run's rejection, and the tool catalog (text and JSON schemas).
 
 A change to any of them changes what every agent reads, so it must be a reviewed diff:
 regenerate with ``TOOLS_UPDATE_GOLDEN=1 pytest tests/tools/test_golden.py``, then read the diff
@@ -10,16 +11,26 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 import nbformat
 import pytest
+from testkit.cells import PNG_CELL
 
 from jupyter_hashline.hashline.memory_fs import InMemoryFilesystem
 from jupyter_hashline.hashline.memory_store import InMemorySnapshotStore
+from jupyter_hashline.kernels.pool import DirectoryKernelPool
 from jupyter_hashline.notebook import NotebookFilesystem, serialize_notebook
-from jupyter_hashline.tools import CATALOG, ToolOutcome, Workspace, mcp_definitions, run_tool
+from jupyter_hashline.tools import (
+    CATALOG,
+    ToolOutcome,
+    Workspace,
+    mcp_definitions,
+    open_directory,
+    run_tool,
+)
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("TOOLS_UPDATE_GOLDEN") == "1"
@@ -100,6 +111,46 @@ async def test_unseen_lines_rejection_reply() -> None:
     check("reply--unseen-rejected.txt", reply.text + "\n")
 
 
+def run_notebook() -> str:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# Checks", id="intro"),
+        nbformat.v4.new_code_cell("answer = 6 * 7\nprint(answer)", id="calc"),
+        nbformat.v4.new_code_cell(PNG_CELL.rstrip("\n"), id="plot"),
+    ]
+    return serialize_notebook(nb)
+
+
+def masked_durations(text: str) -> str:
+    """Wall times vary from run to run; everything else in a run's reply is fixed."""
+    return re.sub(r", \d+(?:\.\d)? m?s\)", ", <duration>)", text)
+
+
+async def test_run_reply_and_stale_run_rejection(tmp_path: Path) -> None:
+    (tmp_path / NB).write_text(run_notebook(), encoding="utf-8")
+    ws = open_directory(tmp_path, ":memory:", run_with=DirectoryKernelPool)
+    try:
+        read = await run_tool(ws, "notebook_read", {"path": NB}, agent="agent")
+        tag = read.reply["tag"]
+        arguments = {"path": NB, "tag": tag, "cells": ["calc", "plot"]}
+        ran = await run_tool(ws, "notebook_run", arguments, agent="agent")
+        assert not ran.is_error, ran.text
+        check("reply--run.txt", masked_durations(ran.text) + "\n")
+        nb = nbformat.reads(run_notebook(), as_version=4)
+        nb.cells[1].source = "answer = 6 * 9\nprint(answer)"
+        (tmp_path / NB).write_text(serialize_notebook(nb), encoding="utf-8")
+        refused = await run_tool(ws, "notebook_run", arguments, agent="agent")
+        assert refused.is_error and refused.kind == "stale_cells"
+        check("reply--run-stale-rejected.txt", refused.text + "\n")
+    finally:
+        await ws.aclose()
+
+
 def test_tool_catalog_text_and_schemas() -> None:
     text = "\n\n".join(f"## {spec.name}: {spec.title}\n\n{spec.description}" for spec in CATALOG)
     check("catalog.txt", text + "\n")
@@ -110,5 +161,5 @@ def test_tool_catalog_text_and_schemas() -> None:
 def test_every_golden_file_is_checked() -> None:
     names = {"read--notebook.txt", "read--notebook-cells.txt", "reply--recovered.txt",
              "reply--stale-rejected.txt", "reply--unseen-rejected.txt", "catalog.txt",
-             "catalog.json"}  # fmt: skip
+             "catalog.json", "reply--run.txt", "reply--run-stale-rejected.txt"}  # fmt: skip
     assert {p.name for p in GOLDEN.iterdir()} == names

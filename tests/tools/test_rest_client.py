@@ -121,7 +121,7 @@ async def test_rest_errors_keep_their_kind_and_agent_message() -> None:
     stale = await backend.call("notebook_edit", {"patch": "[a.ipynb#1234]\ndelete 1\n"})
     no_extension = await backend.call("notebook_read", {"path": "a.ipynb"})
     bad = await backend.call("notebook_read", {"path": "a.ipynb", "offset": 0})
-    unknown = await backend.call("notebook_run", {})
+    unknown = await backend.call("notebook_frobnicate", {})
     await backend.aclose()
     assert (stale.is_error, stale.kind, stale.text) == (
         True,

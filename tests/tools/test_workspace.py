@@ -84,7 +84,7 @@ async def test_errors_are_outcomes_with_the_kind_and_status() -> None:
     missing = await call(ws, "A", "notebook_read", path="nope.txt")
     assert (missing.is_error, missing.kind, missing.status) == (True, "not_found", 404)
     assert missing.reply == {"error": "not_found", "message": missing.text}
-    unknown = await call(ws, "A", "notebook_run", path="t.txt")
+    unknown = await call(ws, "A", "notebook_frobnicate", path="t.txt")
     assert (unknown.kind, unknown.status) == ("unknown_tool", 404)
 
 

@@ -8,7 +8,17 @@ from typing import Any
 
 import pytest
 from testkit.comms import RecordingComm
-from widget_sessions import EchoClient, edit_script, make_notebook, run, scripted_session
+from widget_sessions import (
+    EchoClient,
+    done,
+    edit_script,
+    edit_turn,
+    make_notebook,
+    read_turn,
+    run,
+    run_turn,
+    scripted_session,
+)
 
 from jupyter_hashline.agent import ProviderSimulator, Session
 from jupyter_hashline.widgets import PanelLimits, ZonesPanel
@@ -85,6 +95,27 @@ def test_state_holds_the_snapshot_numbers_after_scripted_turns(
             front_end.update(message["state"])
     assert json.loads(json.dumps(front_end["summary"])) == got["summary"]
     assert sum(m.get("method") == "update" for m in panel.comm.messages) >= 7  # one per turn
+
+
+async def test_the_last_edits_show_a_run_with_each_cells_status_and_duration(
+    tmp_path: Path, comms: list[RecordingComm]
+) -> None:
+    script = [read_turn(), done("read it"), edit_turn(42), run_turn(), done("it prints 42")]
+    session, _ = scripted_session(tmp_path, script)
+    panel = ZonesPanel(session, min_interval_s=0)
+    async with session:
+        await session.run_turn("read")
+        await session.run_turn("set 42 and run it")
+    [ran, edited] = state(panel)["summary"]["edits"][:2]
+    assert (ran["op"], edited["op"]) == ("run", "update")
+    assert [(r["cell"], r["status"], r["execution_count"]) for r in ran["runs"]] == [
+        ("counter", "ok", 1)
+    ]
+    html = panel.edits.get_state()["value"]
+    assert html.count('data-row="edit"') == 2 and html.count('data-row="run"') == 1
+    assert "run: 1 of 1 cell ran" in html
+    assert '<span style="color:#1a7f37">ok</span> counter · ' in html and " · [1]" in html
+    assert ran["header_after"] in html
 
 
 def test_http_simulator_session_matches_too(tmp_path: Path, comms: list[RecordingComm]) -> None:

@@ -64,6 +64,18 @@ def edit_turn(value: int) -> Callable[[list[Any]], dict[str, Any]]:
     return turn
 
 
+def run_turn() -> Callable[[list[Any]], dict[str, Any]]:
+    """Run the cells the last edit touched, with the header of the latest tool result."""
+
+    def turn(messages: list[Any]) -> dict[str, Any]:
+        texts = _tool_texts(messages)
+        tag = next(HEADER.findall(t)[-1] for t in reversed(texts) if HEADER.search(t))
+        arguments = {"path": NOTEBOOK, "tag": tag}
+        return {"tool_calls": [{"name": "notebook_run", "input": arguments}]}
+
+    return turn
+
+
 def done(text: str = "done") -> dict[str, Any]:
     return {"text": text}
 

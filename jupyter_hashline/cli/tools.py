@@ -1,0 +1,179 @@
+"""The tool commands: `read`, `patch`, `write`, `outputs` and `run`, translated to the tools.
+
+Each command turns its command-line values into a tool call's arguments (text, validated by
+the tools layer as a REST query is) and runs it as the agent `--agent` on the workspace the
+global options name: a directory (`--root`, snapshots in SQLite so `read` in one process and
+`patch` in the next works; cells run only with `--allow-run`) or a running Jupyter server's
+REST API (`--server`). The outcome's text goes to stdout, or to stderr with exit 1 for a
+rejection and 2 for anything else that went wrong.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import json
+import os
+import sqlite3
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..hashline.errors import HashlineError
+from ..tools import RestWorkspace, Source, ToolOutcome, open_directory, run_tool
+from .common import DONE, PROG, REJECTED, USAGE, fail
+
+if TYPE_CHECKING:
+    from ..tools import ToolWorkspace
+
+# Error kinds meaning "the engine refused this edit or run; nothing was written or ran" (exit
+# 1). Every other kind (missing or forbidden paths, I/O, an unreachable server, bad arguments,
+# kernels that fail) exits 2.
+REJECTION_KINDS = frozenset(
+    {
+        "stale_tag",
+        "unknown_tag",
+        "unseen_lines",
+        "repeated_noop",
+        "bad_anchor",
+        "patch_syntax",
+        "invalid_notebook",
+        "too_large",
+        "conflict",
+        "stale_cells",
+        "unseen_cells",
+        "not_runnable",
+        "run_not_allowed",
+    }
+)
+
+
+RUN_OFF = (
+    f"Run refused, nothing ran: running cells on a directory is off unless you allow it. "
+    f"Code runs with your rights: to allow it, give the global option --allow-run before the "
+    f"command (`{PROG} --root DIR --allow-run run PATH --tag TAG`, or `{PROG} --allow-run mcp` "
+    "for an MCP server whose agents may run cells)."
+)
+
+
+def exit_code(outcome: ToolOutcome) -> int:
+    """0 for a result, 1 for a rejected edit or run, 2 for anything else that went wrong."""
+    if not outcome.is_error:
+        return DONE
+    return REJECTED if outcome.kind in REJECTION_KINDS else USAGE
+
+
+def workspace_for(args: argparse.Namespace) -> ToolWorkspace:
+    """The workspace the global options name; raises HashlineError/OSError/sqlite3.Error."""
+    if args.server:
+        token = args.token or os.environ.get("JUPYTER_TOKEN")
+        return RestWorkspace(args.server, token)
+    root = args.root or os.getcwd()
+    if not args.allow_run:
+        return open_directory(root, args.store, run_refusal=RUN_OFF)
+    from ..kernels.pool import DirectoryKernelPool  # jupyter_client: only when cells may run
+
+    return open_directory(root, args.store, run_with=DirectoryKernelPool)
+
+
+async def _call(
+    args: argparse.Namespace, name: str, arguments: Mapping[str, Any], source: Source
+) -> ToolOutcome:
+    workspace = workspace_for(args)
+    agent = args.agent or default_agent()
+    try:
+        return await run_tool(workspace, name, arguments, agent=agent, source=source)
+    finally:
+        await workspace.aclose()
+
+
+def default_agent() -> str:
+    """The agent of a CLI call without `--agent`: the user's login name."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no login name for this uid (e.g. a container)
+        return "cli"
+
+
+def _run_tool(
+    args: argparse.Namespace,
+    name: str,
+    arguments: Mapping[str, Any],
+    source: Source = Source.QUERY,
+) -> int:
+    """Run one tool; command-line values are text, validated like a REST query."""
+    try:
+        outcome = asyncio.run(_call(args, name, arguments, source))
+    except HashlineError as err:
+        return fail(args.command, err.message)
+    except (OSError, sqlite3.Error) as err:
+        return fail(args.command, f"{err}. Check --root and --store.")
+    stream = sys.stderr if outcome.is_error else sys.stdout
+    print(outcome.text, file=stream)
+    return exit_code(outcome)
+
+
+def _input_text(source: str) -> str:
+    """The text of FILE, or of stdin for `-`, as UTF-8 with line endings untouched."""
+    data = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
+    return data.decode("utf-8")
+
+
+def _read_input(args: argparse.Namespace) -> str | None:
+    try:
+        return _input_text(args.source)
+    except (OSError, UnicodeDecodeError) as err:
+        fail(args.command, f"cannot read {args.source}: {err}")
+        return None
+
+
+def _given(**values: str | None) -> dict[str, str]:
+    return {name: value for name, value in values.items() if value is not None}
+
+
+def read(args: argparse.Namespace) -> int:
+    arguments = _given(path=args.path, offset=args.offset, limit=args.limit, cells=args.cells)
+    return _run_tool(args, "notebook_read", arguments)
+
+
+def patch_arguments(text: str) -> dict[str, Any]:
+    """`{"edits": ...}` when `text` is the JSON form, else `{"patch": text}` (edit text)."""
+    if text.lstrip()[:1] in ("{", "["):
+        try:
+            return {"edits": json.loads(text)}
+        except ValueError:
+            pass  # edit text starts with "[path#TAG]"
+    return {"patch": text}
+
+
+def patch(args: argparse.Namespace) -> int:
+    text = _read_input(args)
+    if text is None:
+        return USAGE
+    return _run_tool(args, "notebook_edit", patch_arguments(text), Source.JSON)
+
+
+def write(args: argparse.Namespace) -> int:
+    text = _read_input(args)
+    if text is None:
+        return USAGE
+    return _run_tool(args, "notebook_write", {"path": args.path, "content": text})
+
+
+def outputs(args: argparse.Namespace) -> int:
+    arguments = _given(path=args.path, cell=args.cell, max_chars=args.max_chars)
+    return _run_tool(args, "notebook_outputs", arguments)
+
+
+def run(args: argparse.Namespace) -> int:
+    cells = ",".join(args.cell) if args.cell else None
+    arguments = _given(
+        path=args.path,
+        tag=args.tag,
+        cells=cells,
+        timeout_s=args.timeout,
+        max_chars=args.max_chars,
+    )
+    return _run_tool(args, "notebook_run", arguments)
