@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from nb_strategies import notebooks, sources
 
-from jupyter_hashline.notebook import load_notebook, serialize_notebook
+from jupyter_hashline.notebook import layout, load_notebook, serialize_notebook
 from jupyter_hashline.notebook.cellmatch import match_cells
 from jupyter_hashline.notebook.layout import assemble
 from jupyter_hashline.notebook.serialize import cell_json
@@ -87,3 +87,36 @@ def test_matching_finds_every_shared_object_and_no_other(
         if found is not None:
             assert old[found] is cell and match.new_index(found) == index
     assert match.fresh() == [i for i, cell in enumerate(new) if not any(cell is o for o in old)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.binary(max_size=60).map(lambda b: bytes(b"\n }a"[x % 4] for x in b)),
+    st.integers(0, 60),
+    st.integers(0, 60),
+)
+def test_finding_a_cell_end_by_its_brace_finds_what_the_line_search_finds(
+    raw: bytes, start: int, stop: int
+) -> None:
+    assert layout._find_by_brace(raw, start, stop) == layout._find_by_line(raw, start, stop)
+
+
+def test_cells_with_large_outputs_are_located_by_brace() -> None:
+    nb = json.loads(serialize_notebook(_image_notebook()))
+    raw = serialize_notebook(nb).encode()
+    assert len(raw) > len(nb["cells"]) * layout._SPARSE_CELL_BYTES
+    spans = layout.locate_cells(raw, len(nb["cells"]))
+    assert spans is not None
+    assert [json.loads(raw[a:b]) for a, b in spans] == nb["cells"]
+
+
+def _image_notebook() -> dict[str, Any]:
+    image = {
+        "output_type": "display_data",
+        "metadata": {},
+        "data": {"image/png": "iVBORw0K" * 4000},
+    }
+    code = {"cell_type": "code", "execution_count": 1, "id": "c", "metadata": {},
+            "outputs": [image], "source": "d = {'a': {1: 2}}\n}"}  # fmt: skip
+    cells = [{**code, "id": f"c{n}"} for n in range(3)]
+    return {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
