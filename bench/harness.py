@@ -3,6 +3,11 @@
 Every comparison is measured side by side in one process: the candidate and its baseline are
 run alternately, repeat by repeat, so machine noise hits both alike. Reported ratios are
 median(candidate) / median(baseline) with the spread (min..max of per-repeat ratios).
+
+A comparison may also time, in the same rotation, what bounds it from below: the JSON floor
+(parse + dump + the same durable write) and the durable write alone. Its row then says how far
+each is from the baseline, and a missed target says whether the miss is the floor's (the target
+is under what the durable write alone, or the JSON floor, costs here) or ours (above the floor).
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
+Bound = tuple[Callable[[], object], Callable[[], object]]
+"""A timed call and the untimed step run before it."""
 
 
 @dataclass
@@ -27,6 +34,8 @@ class Comparison:
     candidate_s: list[float] = field(default_factory=list)
     baseline_s: list[float] = field(default_factory=list)
     target: float | None = None  # ratio the candidate must stay at or under
+    floor_s: list[float] = field(default_factory=list)  # the JSON floor, same rotation
+    write_s: list[float] = field(default_factory=list)  # the durable write alone, same rotation
 
     @property
     def ratio(self) -> float:
@@ -41,6 +50,25 @@ class Comparison:
     def met(self) -> bool | None:
         return None if self.target is None else self.ratio <= self.target
 
+    @property
+    def floor_ratio(self) -> float | None:
+        """The JSON floor's own ratio to the baseline (None when not measured)."""
+        return _ratio_of(self.floor_s, self.baseline_s)
+
+    @property
+    def write_ratio(self) -> float | None:
+        """The durable write alone as a ratio to the baseline: no durable edit goes under it."""
+        return _ratio_of(self.write_s, self.baseline_s)
+
+    @property
+    def write_share(self) -> float | None:
+        """The share of the candidate's time that its durable write alone takes."""
+        return _ratio_of(self.write_s, self.candidate_s)
+
+    @property
+    def reach(self) -> str:
+        return miss_reason(self.ratio, self.target, self.floor_ratio, self.write_ratio)
+
     def row(self) -> str:
         lo, hi = self.spread
         cand_ms = statistics.median(self.candidate_s) * 1e3
@@ -50,25 +78,26 @@ class Comparison:
         return (
             f"{self.name:<48} {self.ratio:7.3f}x  [{lo:.3f}..{hi:.3f}]  "
             f"{cand_ms:10.3f} ms vs {base_ms:10.3f} ms{target}{verdict}"
+            f"{bounds(self.floor_ratio, self.write_ratio, self.write_share)}"
+            f"{'' if self.met is not False else '  (' + self.reach + ')'}"
         )
 
 
 @dataclass
 class Aggregate:
-    """A summary of many comparisons' ratios (median, p90 or max) against a target."""
+    """A summary of many comparisons' ratios (median, p90 or max) against a target, with the
+    same statistic of their floors when they were measured."""
 
     name: str
     ratios: list[float]
     statistic: str  # "median", "p90" or "max"
     target: float | None = None
+    floors: list[float] = field(default_factory=list)  # the rows' JSON floor ratios
+    writes: list[float] = field(default_factory=list)  # the rows' durable write ratios
 
     @property
     def ratio(self) -> float:
-        if self.statistic == "max":
-            return max(self.ratios)
-        if self.statistic == "p90" and len(self.ratios) > 1:
-            return statistics.quantiles(self.ratios, n=10, method="inclusive")[-1]
-        return statistics.median(self.ratios)
+        return _statistic(self.ratios, self.statistic)
 
     @property
     def spread(self) -> tuple[float, float]:
@@ -78,6 +107,18 @@ class Aggregate:
     def met(self) -> bool | None:
         return None if self.target is None else self.ratio <= self.target
 
+    @property
+    def floor_ratio(self) -> float | None:
+        return _statistic(self.floors, self.statistic) if self.floors else None
+
+    @property
+    def write_ratio(self) -> float | None:
+        return _statistic(self.writes, self.statistic) if self.writes else None
+
+    @property
+    def reach(self) -> str:
+        return miss_reason(self.ratio, self.target, self.floor_ratio, self.write_ratio)
+
     def row(self) -> str:
         lo, hi = self.spread
         target = "" if self.target is None else f"  target <= {self.target:g}x"
@@ -85,7 +126,49 @@ class Aggregate:
         return (
             f"{self.name:<48} {self.ratio:7.3f}x  [{lo:.3f}..{hi:.3f}]  "
             f"{self.statistic} of {len(self.ratios)} ratios{target}{verdict}"
+            f"{bounds(self.floor_ratio, self.write_ratio, None)}"
+            f"{'' if self.met is not False else '  (' + self.reach + ')'}"
         )
+
+
+def _statistic(values: list[float], statistic: str) -> float:
+    if statistic == "max":
+        return max(values)
+    if statistic == "p90" and len(values) > 1:
+        return statistics.quantiles(values, n=10, method="inclusive")[-1]
+    return statistics.median(values)
+
+
+def _ratio_of(part: list[float], whole: list[float]) -> float | None:
+    if not part or not whole:
+        return None
+    return statistics.median(part) / statistics.median(whole)
+
+
+def bounds(floor: float | None, write: float | None, share: float | None) -> str:
+    """`  floor 0.710x, write 0.550x (62% of ours)`: what bounds a row from below."""
+    parts = []
+    if floor is not None:
+        parts.append(f"floor {floor:.3f}x")
+    if write is not None:
+        parts.append(f"write {write:.3f}x" + ("" if share is None else f" ({share:.0%} of ours)"))
+    return ("  " + ", ".join(parts)) if parts else ""
+
+
+def miss_reason(
+    ratio: float, target: float | None, floor: float | None, write: float | None
+) -> str:
+    """Why a row misses its target: the floor's cost or ours (see the module docstring)."""
+    if target is None or ratio <= target:
+        return "met"
+    if write is not None and target < write:
+        return "unreachable here: the durable write alone is over the target"
+    if floor is None:
+        return "our overhead (no floor measured)"
+    if target < floor:
+        where = "ours is at or under it" if ratio <= floor else "ours is above it: our overhead"
+        return f"the JSON floor is over the target too; {where}"
+    return "above the floor: our overhead"
 
 
 def _time_once(fn: Callable[[], object]) -> float:
@@ -103,20 +186,27 @@ def compare(
     target: float | None = None,
     setup: Callable[[], object] | None = None,
     prepare: tuple[Callable[[], object], Callable[[], object]] | None = None,
+    floor: Bound | None = None,
+    write: Bound | None = None,
 ) -> Comparison:
     """Time `candidate` and `baseline` alternately `repeats` times (after one warm-up each).
 
     `setup` runs (untimed) before every timed call; `prepare` is a pair of untimed steps, the
-    first run before each candidate call, the second before each baseline call."""
+    first run before each candidate call, the second before each baseline call. `floor` and
+    `write` (a timed call and its untimed step) join the same rotation (see the docstring)."""
     result = Comparison(name, candidate[0], baseline[0], target=target)
     steps = prepare or (lambda: None, lambda: None)
+    rotation = [
+        (candidate[1], result.candidate_s, steps[0]),
+        (baseline[1], result.baseline_s, steps[1]),
+    ]
+    if floor is not None:
+        rotation.append((floor[0], result.floor_s, floor[1]))
+    if write is not None:
+        rotation.append((write[0], result.write_s, write[1]))
     for warm in (True, False):
         for _ in range(1 if warm else repeats):
-            pair = [
-                (candidate[1], result.candidate_s, steps[0]),
-                (baseline[1], result.baseline_s, steps[1]),
-            ]
-            for fn, sink, step in pair:
+            for fn, sink, step in rotation:
                 step()
                 if setup is not None:
                     setup()
@@ -138,12 +228,18 @@ def parse_args(description: str) -> argparse.Namespace:
 def report(
     title: str, rows: list[Comparison] | list[Comparison | Aggregate], json_path: Path | None = None
 ) -> None:
-    """Print the table and write the raw figures as JSON."""
+    """Print the table and write the raw figures as JSON (with each row's floors and, for a
+    missed target, why it was missed)."""
     print(f"\n== {title}  (ratio = median candidate / median baseline; [spread])")
     for row in rows:
         print(row.row())
     if json_path is None:
         RESULTS_DIR.mkdir(exist_ok=True)
         json_path = RESULTS_DIR / f"{title.split()[0].lower()}.json"
-    payload = [asdict(r) | {"ratio": r.ratio, "spread": r.spread, "met": r.met} for r in rows]
+    payload = [
+        asdict(r)
+        | {"ratio": r.ratio, "spread": r.spread, "met": r.met, "reach": r.reach}
+        | {"floor_ratio": r.floor_ratio, "write_ratio": r.write_ratio}
+        for r in rows
+    ]
     json_path.write_text(json.dumps(payload, indent=1))

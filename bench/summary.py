@@ -1,6 +1,7 @@
-"""The one table `make bench` ends with: every measured ratio next to its target, and
-hashline's safety verdicts (stale edits, stale runs), read back from the raw figures each
-benchmark wrote; plus one JSON file holding all of those raw figures.
+"""The one table `make bench` ends with: every measured ratio next to its target (and, for the
+cold rows, the JSON floor's and the durable write's own ratios, and why a missed target was
+missed), and hashline's safety verdicts (stale edits, stale runs), read back from the raw figures
+each benchmark wrote; plus one JSON file holding all of those raw figures.
 
 Invariants: it only reads what the benchmarks wrote (a benchmark that wrote nothing is listed
 as missing, never invented); a row without a target says so instead of a verdict.
@@ -19,9 +20,13 @@ def _ratio_row(bench: str, row: Mapping[str, Any]) -> str:
     target = row.get("target")
     verdict = "no target" if target is None else ("MET" if row["met"] else "MISSED")
     goal = "" if target is None else f"<= {target:g}x"
+    floor, write = row.get("floor_ratio"), row.get("write_ratio")
+    bounds = "" if floor is None else f"  floor {floor:.3f}x"
+    bounds += "" if write is None else f"  write {write:.3f}x"
+    why = f" ({row['reach']})" if target is not None and not row["met"] and "reach" in row else ""
     return (
         f"{bench:<9}{row['name'][:58]:<59}{row['ratio']:8.3f}x [{lo:.3f}..{hi:.3f}]"
-        f"  {goal:>8}  {verdict}"
+        f"  {goal:>8}  {verdict}{why}{bounds}"
     )
 
 
@@ -73,7 +78,10 @@ def check(files: Mapping[str, Path], baseline_path: Path = BASELINE) -> list[str
             continue
         for row in payload:
             if row.get("target") is not None and not row["met"]:
-                misses.append(f"{bench}: {row['name']}: {row['ratio']:.3f}x > {row['target']}x")
+                why = f" ({row['reach']})" if "reach" in row else ""
+                misses.append(
+                    f"{bench}: {row['name']}: {row['ratio']:.3f}x > {row['target']}x{why}"
+                )
             base = baseline.get(row["name"])
             if base is not None and row["ratio"] > base * WARM_SLACK:
                 misses.append(

@@ -28,6 +28,7 @@ from .errors import (
     is_not_found,
 )
 from .filesystem import (
+    ByteStorage,
     CellSelector,
     Filesystem,
     Footprint,
@@ -50,6 +51,7 @@ from .text import Normalized, normalize, section_tag
 __all__ = [
     "AnchorError",
     "AppliedEdits",
+    "ByteStorage",
     "CellSelector",
     "DiskFilesystem",
     "Edit",

@@ -21,7 +21,12 @@ Invariants:
   old file intact and removes the temp file.
 - Blocking I/O runs in a worker thread (`asyncio.to_thread`), never on the event loop, except
   reading a regular file of at most `INLINE_READ_BYTES` (one `stat` says so): that costs less
-  than handing it to a thread. A write (with its fsyncs) always runs in one worker thread.
+  than handing it to a thread. A write (with its checks and fsyncs) is one worker-thread job.
+- Bytes too (`ByteStorage`): `read_bytes` and `write_bytes` keep every promise above except
+  the text checks, which belong to the caller that decodes (`decode_text`); a NUL byte is
+  never written either way.
+- Within one engine call (`callscope`) a path is resolved once and the result reused, so a
+  read and the write after it address the same file; outside a call, every use resolves.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ import secrets
 import stat
 from pathlib import Path
 
+from .callscope import scope_memo
 from .errors import (
     HashlineError,
     NotFoundError,
@@ -41,15 +47,15 @@ from .errors import (
     PathOutsideRootError,
     WriteFailedError,
 )
-from .filesystem import Filesystem, WriteResult
+from .filesystem import ByteStorage, Filesystem, WriteResult
 
-__all__ = ["DiskFilesystem"]
+__all__ = ["DiskFilesystem", "decode_text", "encode_text"]
 
 _NEW_FILE_MODE = 0o666  # the kernel applies the umask at creation
-INLINE_READ_BYTES = 1024 * 1024
+INLINE_READ_BYTES = 4 * 1024 * 1024
 
 
-class DiskFilesystem(Filesystem):
+class DiskFilesystem(Filesystem, ByteStorage):
     """Text files on the local disk, optionally confined to `root`."""
 
     def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
@@ -79,26 +85,45 @@ class DiskFilesystem(Filesystem):
         await asyncio.to_thread(_write_text, path, target, content)
         return WriteResult(text=content)
 
+    async def read_bytes(self, path: str) -> bytes:
+        target = self.resolve(path)
+        if _small_file(target):
+            return _read_bytes(path, target)
+        return await asyncio.to_thread(_read_bytes, path, target)
+
+    async def write_bytes(self, path: str, data: bytes) -> None:
+        target = self.resolve(path)
+        await asyncio.to_thread(_write_bytes, path, target, data)
+
     async def preflight_write(self, path: str) -> None:
         """Refuse early: escapes, read-only files, directories, unwritable parents."""
-        target = self.resolve(path)
-        _check_writable(path, target)
+        _check_writable(path, self.resolve(path))
 
     async def exists(self, path: str) -> bool:
         return self.resolve(path).is_file()
 
     async def canonical_path(self, path: str) -> str:
-        target = self.resolve(path)
-        if self.root is None:
-            return target.as_posix()
-        return target.relative_to(self.root).as_posix()
+        target = os.fspath(self.resolve(path))
+        if self.root is not None:  # resolved paths lie inside the root: cut it off
+            target = target[len(os.fspath(self.root)) :].lstrip(os.sep) or "."
+        return target.replace(os.sep, "/")
 
     # -- path confinement ----------------------------------------------------------------------
 
     def resolve(self, path: str) -> Path:
-        """The real location of `path` (symlinks followed); escapes raise.
+        """The real location of `path` (symlinks followed); escapes raise. Resolved once per
+        engine call (see the module docstring)."""
+        memo = scope_memo()
+        if memo is None:
+            return self._resolve(path)
+        key = ("resolve", self, path)
+        found: Path | None = memo.get(key)
+        if found is None:
+            found = memo[key] = self._resolve(path)
+        return found
 
-        String operations (`os.path`) rather than pathlib: this runs several times per edit."""
+    def _resolve(self, path: str) -> Path:
+        """String operations (`os.path`) rather than pathlib: this runs on every call."""
         if "\x00" in path:
             raise PathOutsideRootError(f"Refused path {path!r}: it contains a NUL character.")
         if self.root is None:
@@ -110,13 +135,32 @@ class DiskFilesystem(Filesystem):
                 f"Refused path {path}: it is outside the root {self.root}. "
                 "Use a path relative to the root, without `..` leading out of it."
             )
-        resolved = os.path.realpath(candidate)
+        resolved = _realpath(candidate)
         if not _inside(resolved, root):
             raise PathOutsideRootError(
                 f"Refused path {path}: a symlink leads outside the root {self.root} "
                 f"(to {resolved}). Only files inside the root can be read or written."
             )
         return Path(resolved)
+
+
+def _realpath(candidate: str) -> str:
+    """`os.path.realpath(candidate)`, by one `lstat` per component of an absolute normalized
+    path with no link on it (the common case), else by `realpath` itself."""
+    if not os.path.isabs(candidate) or os.path.normpath(candidate) != candidate:
+        return os.path.realpath(candidate)
+    at = candidate.find(os.sep, 1)
+    while True:
+        prefix = candidate if at == -1 else candidate[:at]
+        try:
+            mode = os.lstat(prefix).st_mode
+        except OSError:
+            return candidate  # missing (or not a directory): nothing further to follow
+        if stat.S_ISLNK(mode):
+            return os.path.realpath(candidate)
+        if at == -1:
+            return candidate
+        at = candidate.find(os.sep, at + 1)
 
 
 def _inside(path: str, root: str) -> bool:
@@ -134,15 +178,23 @@ def _small_file(target: Path) -> bool:
     return stat.S_ISREG(info.st_mode) and info.st_size <= INLINE_READ_BYTES
 
 
-def _read_text(path: str, target: Path) -> str:
+def _read_bytes(path: str, target: Path) -> bytes:
     try:
-        data = target.read_bytes()
+        return target.read_bytes()
     except (FileNotFoundError, NotADirectoryError) as err:
         raise NotFoundError(path) from err
     except IsADirectoryError as err:
         raise NotTextError(f"{path} is a directory, not a text file. Read a file in it.") from err
     except OSError as err:
         raise HashlineError(f"Could not read {path}: {err.strerror or err}.") from err
+
+
+def _read_text(path: str, target: Path) -> str:
+    return decode_text(path, _read_bytes(path, target))
+
+
+def decode_text(path: str, data: bytes) -> str:
+    """`data` as strict UTF-8 text without NUL characters, else `NotTextError` naming `path`."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -155,7 +207,8 @@ def _read_text(path: str, target: Path) -> str:
     return text
 
 
-def _encode_content(path: str, content: str) -> bytes:
+def encode_text(path: str, content: str) -> bytes:
+    """`content` as UTF-8, refused (`NotTextError`) when it holds a NUL or cannot be encoded."""
     if "\x00" in content:
         raise NotTextError(f"Refused to write {path}: the text contains a NUL character.")
     try:
@@ -167,10 +220,11 @@ def _encode_content(path: str, content: str) -> bytes:
         ) from err
 
 
-def _check_writable(path: str, target: Path) -> None:
-    """Raise `WriteFailedError` when a write to `target` would certainly fail."""
+def _check_writable(path: str, target: Path) -> os.stat_result | None:
+    """Raise `WriteFailedError` when a write to `target` would certainly fail; return the
+    target's `stat` (None when it does not exist yet)."""
     try:
-        info = target.stat()
+        info = os.stat(target)
     except FileNotFoundError:
         info = None
     except OSError as err:
@@ -183,11 +237,14 @@ def _check_writable(path: str, target: Path) -> None:
                 f"Cannot write {path}: the file is read-only. Nothing was changed; make it "
                 "writable first or write somewhere else."
             )
-    ancestor = _nearest_existing(target.parent)
-    if not ancestor.is_dir():
-        raise WriteFailedError(f"Cannot write {path}: {ancestor} is not a directory.")
+        ancestor = target.parent  # holds an existing file: a directory
+    else:
+        ancestor = _nearest_existing(target.parent)
+        if not ancestor.is_dir():
+            raise WriteFailedError(f"Cannot write {path}: {ancestor} is not a directory.")
     if not os.access(ancestor, os.W_OK | os.X_OK):
         raise WriteFailedError(f"Cannot write {path}: the directory {ancestor} is not writable.")
+    return info
 
 
 def _nearest_existing(directory: Path) -> Path:
@@ -197,13 +254,19 @@ def _nearest_existing(directory: Path) -> Path:
 
 
 def _write_text(path: str, target: Path, content: str) -> None:
-    data = _encode_content(path, content)
-    _check_writable(path, target)
+    _write_bytes(path, target, encode_text(path, content))
+
+
+def _write_bytes(path: str, target: Path, data: bytes) -> None:
+    if b"\x00" in data:
+        raise NotTextError(f"Refused to write {path}: the data contains a NUL byte.")
+    info = _check_writable(path, target)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else None
+        if info is None:
+            target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise _write_failed(path, err) from err
+    mode = None if info is None else stat.S_IMODE(info.st_mode)
     temp = target.with_name(f".{target.name}.{secrets.token_hex(6)}.hashline-tmp")
     try:
         _write_temp(temp, data, mode)

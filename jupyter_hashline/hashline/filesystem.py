@@ -132,6 +132,23 @@ class Filesystem(Protocol):
 
 
 @runtime_checkable
+class ByteStorage(Protocol):
+    """Optional capability: files as the bytes stored, read and written without decoding.
+
+    A layer that parses files itself (the notebook layer parses UTF-8 JSON) uses this to skip
+    decoding and re-encoding text it never shows, and to compare a file with the bytes it read
+    before. `read_bytes` refuses what `read_text` refuses for reasons other than the encoding
+    (missing file, directory, path outside the root); checking that the bytes are text is the
+    caller's job. `write_bytes` lands exactly `data` (atomically, with the durability of
+    `write_text`) or raises, leaving the old file intact.
+    """
+
+    async def read_bytes(self, path: str) -> bytes: ...
+
+    async def write_bytes(self, path: str, data: bytes) -> None: ...
+
+
+@runtime_checkable
 class LineRebaser(Protocol):
     """Optional capability of a filesystem: rebase a stale edit by the structure it knows.
 

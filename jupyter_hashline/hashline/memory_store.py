@@ -130,7 +130,7 @@ class InMemorySnapshotStore:
     ) -> None:
         """Credit `agent` with `lines` of the newest version of `path` with `tag` (no such
         version: no-op)."""
-        numbers = {int(n) for n in lines}
+        numbers = set(lines) if isinstance(lines, range) else {int(n) for n in lines}
         with self._lock:
             version = self._find_tag(path, tag)
             if version is None:

@@ -62,11 +62,12 @@ def view_rows(
     lines: Sequence[str], shown: Iterable[int], annotations: Mapping[int, Sequence[str]]
 ) -> list[str]:
     """`N:text` rows for the shown lines, each followed by its annotation rows."""
-    if not annotations and isinstance(shown, range) and shown.step == 1:
+    if isinstance(shown, range) and shown.step == 1:
         if not shown:
             return []
         first, last = shown.start, shown.stop - 1
-        return list(map(operator.add, _prefixes(first, last), lines[first - 1 : last]))
+        rows = list(map(operator.add, _prefixes(first, last), lines[first - 1 : last]))
+        return _annotated(rows, first, last, annotations) if annotations else rows
     if not annotations:
         return [f"{n}:{lines[n - 1]}" for n in shown]
     rows = []
@@ -74,6 +75,21 @@ def view_rows(
         rows.append(f"{n}:{lines[n - 1]}")
         rows.extend(annotations.get(n, ()))
     return rows
+
+
+def _annotated(
+    rows: list[str], first: int, last: int, annotations: Mapping[int, Sequence[str]]
+) -> list[str]:
+    """The rows of lines `first..last` with each line's annotation rows after it (one slice
+    per annotated line, not a step per line)."""
+    out: list[str] = []
+    done = first
+    for number in sorted(n for n in annotations if first <= n <= last):
+        out.extend(rows[done - first : number - first + 1])
+        out.extend(annotations[number])
+        done = number + 1
+    out.extend(rows[done - first :])
+    return out
 
 
 def marked_rows(lines: Sequence[str], shown: Sequence[int], changed: Iterable[int]) -> list[str]:

@@ -17,6 +17,8 @@ Invariants:
 - BOM and line endings are restored on write unless the filesystem serves a normalized view.
 - No NUL is ever written; files over `max_file_bytes` and patches over `max_patch_bytes` are
   refused before any work.
+- Each call (read, apply, write) is one `call_scope`: the storage may resolve a path and read a
+  file once per call (see callscope.py), never across calls.
 - Reads, edits and writes of one path are serialized (one asyncio lock per store key, from a
   `PathLocks` table that several patchers may share).
 - Seen lines are credited to this patcher's `agent`, and only that agent's seen lines allow an
@@ -38,6 +40,7 @@ from typing import Any, cast
 
 from . import messages
 from .apply import AppliedEdits, apply_edits, validate_edits
+from .callscope import call_scope
 from .edits import Edit, PatchSection
 from .errors import (
     HashlineError,
@@ -150,6 +153,16 @@ class Patcher:
     ) -> ReadResult:
         """Show `path` with line numbers under `[path#TAG]`; record the snapshot and the lines
         this agent was shown."""
+        with call_scope():
+            return await self._read(path, offset, limit, cells)
+
+    async def _read(
+        self,
+        path: str,
+        offset: int | None,
+        limit: int | None,
+        cells: Sequence[str] | str | None,
+    ) -> ReadResult:
         async with self._locked([await self._key(path)]):
             live = await self._load(path, missing_hint="Check the path.")
             lines = split_lines(live.text)
@@ -202,19 +215,26 @@ class Patcher:
         """Apply an edit (text form, JSON form or parsed sections) to one or more files."""
         self.check_patch_size(patch)
         sections = parse_patch(patch)
+        with call_scope():
+            return await self._apply_sections(sections)
+
+    async def _apply_sections(self, sections: Sequence[PatchSection]) -> PatchResult:
         keys = [await self._key(s.path) for s in sections]
         _refuse_duplicates(sections, keys)
         async with self._locked(keys):
             prepared = [await self._prepare(s) for s in sections]
-            fingerprint = _fingerprint(sections)
             if not any(p.applied.changed for p in prepared):
-                return self._noop_result(prepared, fingerprint)
+                return self._noop_result(prepared, _fingerprint(sections))
             self._noop = None
             return await self._write_all(prepared)
 
     async def write(self, path: str, content: str) -> PatchResult:
         """Create or overwrite `path` with `content` (the write tool)."""
         self._check_size(path, content, self.max_file_bytes, "The content")
+        with call_scope():
+            return await self._write(path, content)
+
+    async def _write(self, path: str, content: str) -> PatchResult:
         key = await self._key(path)
         async with self._locked([key]):
             try:

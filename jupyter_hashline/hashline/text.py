@@ -10,13 +10,12 @@ Invariants:
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+from itertools import repeat
 
 import xxhash
 
 BOM = "\ufeff"
-_TRAILING_WS = re.compile(r"[ \t\r]+$", re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,8 +52,16 @@ def restore(text: str, bom: bool, eol: str) -> str:
 
 def section_tag(text: str) -> str:
     """The 4-hex-digit tag of a normalized text (see the module docstring)."""
-    stripped = _TRAILING_WS.sub("", text) if _has_trailing_ws(text) else text
+    stripped = strip_line_ends(text) if _has_trailing_ws(text) else text
     return f"{xxhash.xxh32_intdigest(stripped.encode('utf-8', 'surrogatepass')) & 0xFFFF:04X}"
+
+
+def strip_line_ends(text: str) -> str:
+    """`text` with trailing spaces, tabs and CRs removed from every line (the last one too).
+
+    Line by line in C (split, rstrip, join): several times faster than a multiline regex on
+    code, whose many spaces each start a regex attempt."""
+    return "\n".join(map(str.rstrip, text.split("\n"), repeat(" \t\r")))
 
 
 def _has_trailing_ws(text: str) -> bool:

@@ -17,8 +17,14 @@ Invariants:
   one cell.
 - Writing the text a read returned changes nothing and writes nothing, so the file stays byte
   identical (whatever its layout).
-- Parsing is cached by the raw file text (a read followed by a write parses once; the text a
-  write produced is never parsed again). Cached notebooks and cells are never mutated.
+- Parsing is cached by the file's bytes (a read followed by a write parses once; the bytes a
+  write produced are never parsed again), and a file that changed since the version cached is
+  parsed by the cells that changed (reload.py). Cached notebooks and cells are never mutated.
+- Over a `ByteStorage` (the disk) notebooks are read and written as bytes: a file is compared
+  with the bytes read before, parsed by orjson and written back without ever being decoded or
+  encoded as a whole. Other storages are read and written as text.
+- Within one engine call (`callscope`) the notebook is read once: a write merges into the
+  notebook the same call read (the text the edit was computed on), without reading it again.
 - Optional capabilities of the engine: `ViewAnnotator` (output summaries), `CellSelector`
   (lines of named cells) and `LineRebaser` (cell-aware recovery, DESIGN §3.4), the latter two
   for the hashline projection only.
@@ -31,19 +37,30 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..hashline.callscope import scope_memo
+from ..hashline.disk import encode_text
 from ..hashline.errors import AnchorError, HashlineError, is_not_found
-from ..hashline.filesystem import Filesystem, Footprint, LineRebase, RebaseRefusal, WriteResult
+from ..hashline.filesystem import (
+    ByteStorage,
+    Filesystem,
+    Footprint,
+    LineRebase,
+    RebaseRefusal,
+    WriteResult,
+)
+from .cellmatch import CellMatch, match_cells
 from .errors import InvalidNotebookError
 from .executed import Executed, with_executed
 from .ids import IdNotes, IdSource, display_ids, id_notes
 from .jupytext_view import check_format, jupytext_text, merge_jupytext
-from .layout import CellLayout, assemble, written_layout
-from .loading import LoadedNotebook, load_notebook, paused_gc
+from .layout import assemble
+from .loading import LoadedNotebook, load_notebook, paused_gc, splice_views
 from .merge import merge_projection
 from .outputs import DEFAULT_MAX_CHARS, cell_outputs, output_summary
 from .projection import cell_source, parse_projection
 from .rebase import rebase_lines
 from .region import merge_edit
+from .reload import reload_notebook
 from .repair import repair_cells
 from .serialize import CellJsonCache, serialize_notebook
 from .validation import cells_problem, notebook_problem
@@ -108,6 +125,7 @@ class NotebookFilesystem(Filesystem):
         self._cells = CellJsonCache()
         self._summaries = CellJsonCache()
         self._lock = threading.Lock()
+        self._bytes = isinstance(inner, ByteStorage)
 
     def __repr__(self) -> str:
         return f"NotebookFilesystem({self.inner!r}, projection={self.projection!r})"
@@ -126,15 +144,15 @@ class NotebookFilesystem(Filesystem):
     async def write_text(self, path: str, content: str) -> WriteResult:
         if not is_notebook_path(path):
             return await self._inner_write(path, content)
-        current = await self._read_if_exists(path)
+        current = await self._current(path)
         with paused_gc():
             planned = self._plan_write(path, current, content)
         if isinstance(planned, LoadedNotebook):
             return WriteResult(self._view(planned))
         written, notes = planned
-        landed = await self._inner_write(path, written.raw)
-        loaded = self._remember(path, written, landed.text)
-        return WriteResult(self._view(loaded), (*notes, *landed.warnings))
+        landed, write_notes = await self._write_raw(path, written.raw)
+        loaded = self._landed(path, written, landed)
+        return WriteResult(self._view(loaded), (*notes, *write_notes))
 
     def _plan_write(
         self, path: str, current: LoadedNotebook | None, content: str
@@ -146,10 +164,18 @@ class NotebookFilesystem(Filesystem):
         merged, warnings = self._merge(base, content, current)
         if current is not None and merged is current.nb:
             return current
-        merged, repairs = repair_cells(merged, _to_look_at(current, merged))
-        self._check_merged(path, current, merged)
-        text, layout = self._serialize(current, merged)
-        return LoadedNotebook(text, merged, layout=layout), (*warnings, *repairs)
+        if current is None:
+            merged, repairs = repair_cells(merged)
+            self._check_merged(path, None, merged)
+            return self._serialize(path, None, merged), (*warnings, *repairs)
+        match = match_cells(current.nb.get("cells", []), merged.get("cells", []))
+        merged, repairs = repair_cells(merged, _to_look_at(current, match))
+        if repairs:
+            match = match_cells(current.nb.get("cells", []), merged.get("cells", []))
+        self._check_merged(path, current, merged, match)
+        written = self._serialize(path, current, merged, match)
+        splice_views(current, written)
+        return written, (*warnings, *repairs)
 
     async def preflight_write(self, path: str) -> None:
         preflight = getattr(self.inner, "preflight_write", None)
@@ -189,7 +215,7 @@ class NotebookFilesystem(Filesystem):
         """
         if not is_notebook_path(path):
             raise HashlineError(f"{path} is not a notebook (.ipynb): it has no cell outputs.")
-        current = await self._read(path)
+        current = await self._current(path) or await self._read(path)
         self._check_writable(path, current)
         merged, missing = with_executed(current.nb, executed)
         warnings = tuple(
@@ -199,11 +225,13 @@ class NotebookFilesystem(Filesystem):
         if merged is current.nb:
             return WriteResult(self._view(current), warnings)
         with paused_gc():
-            self._check_merged(path, current, merged)
-            text, layout = self._serialize(current, merged)
-        landed = await self._inner_write(path, text)
-        loaded = self._remember(path, LoadedNotebook(text, merged, layout=layout), landed.text)
-        return WriteResult(self._view(loaded), (*warnings, *landed.warnings))
+            match = match_cells(current.nb.get("cells", []), merged.get("cells", []))
+            self._check_merged(path, current, merged, match)
+            written = self._serialize(path, current, merged, match)
+            splice_views(current, written)
+        landed, write_notes = await self._write_raw(path, written.raw)
+        loaded = self._landed(path, written, landed)
+        return WriteResult(self._view(loaded), (*warnings, *write_notes))
 
     # -- optional engine capabilities ----------------------------------------------------------
 
@@ -262,8 +290,33 @@ class NotebookFilesystem(Filesystem):
             return result
         return WriteResult(str(getattr(result, "text", content)))
 
+    async def _write_raw(self, path: str, data: bytes) -> tuple[bytes, tuple[str, ...]]:
+        """Write a notebook's bytes; the bytes as they landed and the storage's notes."""
+        if self._bytes:
+            await self.inner.write_bytes(path, data)
+            return data, ()
+        landed = await self._inner_write(path, data.decode("utf-8"))
+        return landed.text.encode("utf-8", "surrogatepass"), landed.warnings
+
     async def _read(self, path: str) -> LoadedNotebook:
-        return self._load(path, str(await self.inner.read_text(path)))
+        if self._bytes:
+            loaded = self._load(path, await self.inner.read_bytes(path), None)
+        else:
+            text = str(await self.inner.read_text(path))
+            loaded = self._load(path, text.encode("utf-8", "surrogatepass"), text)
+        memo = scope_memo()
+        if memo is not None:
+            memo[("notebook", self, path)] = loaded
+        return loaded
+
+    async def _current(self, path: str) -> LoadedNotebook | None:
+        """The notebook this engine call read (see the module docstring), else read now (None
+        when there is no such file)."""
+        memo = scope_memo()
+        found: LoadedNotebook | None = None if memo is None else memo.get(("notebook", self, path))
+        if found is not None:
+            return found
+        return await self._read_if_exists(path)
 
     async def _read_if_exists(self, path: str) -> LoadedNotebook | None:
         try:
@@ -273,17 +326,30 @@ class NotebookFilesystem(Filesystem):
                 return None
             raise
 
-    def _load(self, path: str, raw: str) -> LoadedNotebook:
+    def _load(self, path: str, raw: bytes, text: str | None) -> LoadedNotebook:
+        """The notebook in `raw`: the cached version when the bytes are the same, else parsed
+        by what changed since that version (reload.py), else parsed whole."""
         with self._lock:
             cached = self._loaded.get(path)
             if cached is not None and cached.raw == raw:
                 self._loaded.move_to_end(path)
                 return cached
-        return self._remember(path, load_notebook(raw, path), raw)
+        if cached is not None:
+            reloaded = reload_notebook(cached, raw, path)
+            if reloaded is not None:
+                return self._remember(path, reloaded)
+        return self._remember(path, load_notebook(raw, path, text=text))
 
-    def _remember(self, path: str, loaded: LoadedNotebook, landed: str) -> LoadedNotebook:
-        if landed != loaded.raw:  # the storage changed what we wrote: believe the storage
-            loaded = load_notebook(landed, path)
+    def _landed(self, path: str, written: LoadedNotebook, landed: bytes) -> LoadedNotebook:
+        """Remember what a write landed (the storage may have changed it: believe the storage)
+        as the notebook this call now has."""
+        loaded = written if landed == written.raw else load_notebook(landed, path)
+        memo = scope_memo()
+        if memo is not None:
+            memo[("notebook", self, path)] = loaded
+        return self._remember(path, loaded)
+
+    def _remember(self, path: str, loaded: LoadedNotebook) -> LoadedNotebook:
         with self._lock:
             self._loaded[path] = loaded
             self._loaded.move_to_end(path)
@@ -340,18 +406,28 @@ class NotebookFilesystem(Filesystem):
         )
 
     def _serialize(
-        self, current: LoadedNotebook | None, merged: dict[str, Any]
-    ) -> tuple[str, CellLayout | None]:
-        """The file text of `merged`: the current file's bytes for the cells it kept where the
-        file is in nbformat's layout, else serialized in full (also for small files, where
-        checking the layout costs as much as serializing)."""
-        small = current is None or len(current.raw) < SMALL_FILE
-        if not small and current is not None and current.layout is not None:
-            built = assemble(current.raw, current.nb, current.layout, merged)
+        self,
+        path: str,
+        current: LoadedNotebook | None,
+        merged: dict[str, Any],
+        match: CellMatch | None = None,
+    ) -> LoadedNotebook:
+        """`merged` with its file bytes: the current file's bytes for the cells it kept where
+        the file is in nbformat's layout, else serialized in full (also for a small file whose
+        layout is not known yet, where checking it costs as much as serializing). Text that
+        cannot be UTF-8 is refused (`NotTextError`)."""
+        layout = None
+        if current is not None:
+            layout = current.layout if len(current.raw) >= SMALL_FILE else current.known_layout()
+        if current is not None and layout is not None:
+            try:
+                built = assemble(current.raw, current.nb, layout, merged, match)
+            except UnicodeEncodeError:
+                built = None  # serialized in full below, which names the character
             if built is not None:
-                return built
-        text = serialize_notebook(merged, cache=self._cells)
-        return text, None if len(text) < SMALL_FILE else written_layout(text, merged)
+                return LoadedNotebook(built[0], merged, layout=built[1])
+        data = encode_text(path, serialize_notebook(merged, cache=self._cells))
+        return LoadedNotebook(data, merged, written=True)
 
     def _check_writable(self, path: str, current: LoadedNotebook) -> None:
         problem = current.write_problem()
@@ -363,14 +439,17 @@ class NotebookFilesystem(Filesystem):
             )
 
     def _check_merged(
-        self, path: str, current: LoadedNotebook | None, merged: Mapping[str, Any]
+        self,
+        path: str,
+        current: LoadedNotebook | None,
+        merged: Mapping[str, Any],
+        match: CellMatch | None = None,
     ) -> None:
         cells: Sequence[Any] = merged.get("cells", [])
-        if current is None or not _same_top(current.nb, merged):
+        if current is None or match is None or not _same_top(current.nb, merged):
             problem = notebook_problem(merged)
         else:
-            before = {id(cell) for cell in current.nb.get("cells", [])}
-            changed = [cell for cell in cells if id(cell) not in before]
+            changed = [cells[index] for index in match.fresh()]
             problem = cells_problem(merged, changed, lambda: _shown_names(cells))
         if problem is not None:
             raise InvalidNotebookError(
@@ -380,18 +459,11 @@ class NotebookFilesystem(Filesystem):
             )
 
 
-def _to_look_at(current: LoadedNotebook | None, merged: Mapping[str, Any]) -> list[int] | None:
-    """The cells of `merged` a repair must look at: new or changed ones, and unchanged ones the
-    load found in need of one (None: all, for a new notebook)."""
-    if current is None:
-        return None
-    where = {id(cell): index for index, cell in enumerate(current.nb.get("cells", []))}
-    flagged = current.survey.repairable
-    return [
-        k
-        for k, cell in enumerate(merged.get("cells", []))
-        if (index := where.get(id(cell))) is None or index in flagged
-    ]
+def _to_look_at(current: LoadedNotebook, match: CellMatch) -> list[int]:
+    """The cells of the merged notebook a repair must look at: new or changed ones, and kept
+    ones the load found in need of one."""
+    flagged = (match.new_index(index) for index in current.survey.repairable)
+    return sorted({*match.fresh(), *(index for index in flagged if index is not None)})
 
 
 def _same_top(base: Mapping[str, Any], merged: Mapping[str, Any]) -> bool:

@@ -67,7 +67,14 @@ def stored_id(cell: Mapping[str, Any]) -> str | None:
 def display_ids(cells: Sequence[Mapping[str, Any]]) -> DisplayIds:
     """Ids for the projection: stored ids where usable and first, `<id>-<n>` for later copies,
     `cell-<n>` by position elsewhere."""
-    stored = [stored_id(cell) for cell in cells]
+    own = [cell.get("id") for cell in cells]
+    return _plain(own) or ids_of(own)
+
+
+def ids_of(own: Sequence[Any]) -> DisplayIds:
+    """`display_ids` of cells whose `id` values are `own`, by the general rule (one step per
+    cell; `display_ids` takes C-level shortcuts for the common cases)."""
+    stored = [cid if isinstance(cid, str) and _SHOWABLE_ID.fullmatch(cid) else None for cid in own]
     taken = {cid for cid in stored if cid is not None}
     used: set[str] = set()
     ids: list[str] = []
@@ -86,8 +93,25 @@ def display_ids(cells: Sequence[Mapping[str, Any]]) -> DisplayIds:
     return DisplayIds(tuple(ids), frozenset(derived), frozenset(copies))
 
 
+def _plain(own: list[Any]) -> DisplayIds | None:
+    """The display ids of the two common cases, found with a few C-level passes: every cell
+    has its own distinct showable id (4.5), or no cell has an id at all (older notebooks)."""
+    if own.count(None) == len(own):
+        ids = tuple(f"cell-{n}" for n in range(1, len(own) + 1))
+        return DisplayIds(ids, frozenset(range(len(own))))
+    try:
+        joined = " ".join(own)
+    except TypeError:
+        return None
+    if joined.split() != own or len(set(own)) != len(own):  # blank, spaced or repeated ids
+        return None
+    return DisplayIds(tuple(own), frozenset())
+
+
 def id_notes(cells: Sequence[Mapping[str, Any]], shown: DisplayIds) -> IdNotes:
     """The `IdNotes` of a notebook whose display ids are `shown`."""
+    if not shown.copies:  # no stored id is shared: only the derived ones need a note
+        return IdNotes(frozenset(shown.ids[i] for i in shown.derived))
     stored = [stored_id(cell) for cell in cells]
     count = Counter(cid for cid in stored if cid is not None)
     shared = {

@@ -1,16 +1,23 @@
 """Where each cell's JSON sits in a notebook file in nbformat's layout, and reusing those bytes.
 
+Everything here works on the file's bytes (UTF-8), never on decoded text: a file is compared,
+sliced and assembled without decoding the parts no edit touches.
+
 nbformat writes JSON with one space of indent per level and sorted keys, so a notebook opens
 with `{\\n "cells": [\\n  {` and each cell is an object at depth 2 that ends on a line `  }`,
 followed by `,\\n  {` (the next cell) or `\\n ]` (the end of the cells). A JSON string never
 holds a raw line break, so those byte sequences occur at cell boundaries only: finding them is a
-handful of `str.find` calls per cell.
+handful of `str.find` calls per cell. Where cells are large on average (outputs of images: long
+base64 strings without a brace), the end of a cell is found by its `}` (a `memchr` scan, many
+times faster over such stretches than a search for the four-byte line) and checked for the
+`\n  ` before it: the same position either way.
 
 Invariants:
 - `find_layout` trusts a file's cell bytes only when: the cells are found exactly where the
   layout puts them (as many as the notebook has), everything after the cells equals what the
   serializer writes for the notebook's top level, and a sample of cells (the first, the last and
-  evenly spaced ones, up to `SAMPLE` in all) re-serializes to exactly its bytes. Cells the loader
+  evenly spaced ones, up to `SAMPLE` in all, each moved to the nearest cell of at most
+  `SAMPLE_BYTES` where it is larger) re-serializes to exactly its bytes. Cells the loader
   saw stored unlike nbformat (`suspect`) are never reused. A file nbformat wrote passes; files
   other tools wrote (other indents, unsorted keys, minified, sources stored as strings) fail
   on the first check that sees it, and are serialized in full.
@@ -27,98 +34,170 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .cellmatch import CellMatch, match_cells
 from .serialize import cell_json, serialize_notebook
 
-HEAD = '{\n "cells": [\n  '
-SEPARATOR = ",\n  "
+HEAD = b'{\n "cells": [\n  '
+SEPARATOR = b",\n  "
 _EMPTY_HEAD = '{\n "cells": []'
-_CELL_END = "\n  }"
+_CELL_END = b"\n  }"
+_CELLS_END = b"\n ]"
 SAMPLE = 8
+SAMPLE_BYTES = 16 * 1024
+_SPARSE_CELL_BYTES = 8 * 1024  # average bytes per cell above which cell ends are found by `}`
 
 Span = tuple[int, int]
 
 
 @dataclass(frozen=True, slots=True)
 class CellLayout:
-    """Byte spans (in a text) of each cell's JSON, None where the bytes must not be reused;
-    `tail_start` is where the text after the last cell (`\\n ],\\n "metadata"...`) begins."""
+    """Byte spans (in a file's bytes) of each cell's JSON; `tail_start` is where the bytes
+    after the last cell (`\\n ],\\n "metadata"...`) begin; `suspect` are the cells whose
+    bytes must not be reused (stored unlike nbformat), though their spans are known."""
 
-    spans: tuple[Span | None, ...]
+    spans: tuple[Span, ...]
     tail_start: int
+    suspect: frozenset[int] = frozenset()
+
+    def reusable(self, index: int) -> bool:
+        return index not in self.suspect
 
 
-def find_layout(raw: str, nb: Mapping[str, Any], suspect: frozenset[int]) -> CellLayout | None:
-    """The layout of `raw` (the text `nb` was loaded from), or None when its bytes cannot be
+def find_layout(raw: bytes, nb: Mapping[str, Any], suspect: frozenset[int]) -> CellLayout | None:
+    """The layout of `raw` (the bytes `nb` was loaded from), or None when they cannot be
     trusted to be what the serializer would write (see the module docstring)."""
     cells: Sequence[Any] = nb.get("cells", [])
-    if not cells or not raw.startswith(HEAD + "{"):
+    if not cells or not raw.startswith(HEAD + b"{"):
         return None
     spans = locate_cells(raw, len(cells))
     if spans is None:
         return None
     tail_start = spans[-1][1]
-    if top_level_tail(nb) != raw[tail_start:]:
+    tail = top_level_tail(nb)
+    if tail is None or _utf8(tail) != raw[tail_start:]:
         return None
     if not _sample_matches(raw, cells, spans, suspect):
         return None
-    kept = tuple(None if i in suspect else span for i, span in enumerate(spans))
-    return CellLayout(kept, tail_start)
+    return CellLayout(tuple(spans), tail_start, suspect)
 
 
-def locate_cells(raw: str, count: int) -> list[Span] | None:
-    """The spans of `count` cells laid out as nbformat writes them, or None if they are not."""
+def locate_cells(raw: bytes, count: int, start: int = len(HEAD)) -> list[Span] | None:
+    """The spans of `count` cells laid out as nbformat writes them from `start` (the first
+    cell's `{`), or None if they are not."""
     spans: list[Span] = []
-    start = len(HEAD)
+    opens = SEPARATOR + b"{"
+    find = _find_by_brace if len(raw) - start > count * _SPARSE_CELL_BYTES else _find_by_line
     while len(spans) < count:
-        end = raw.find(_CELL_END, start)
-        if end == -1 or raw[start] != "{":
+        end = find(raw, start, len(raw))
+        if end == -1 or not raw.startswith(b"{", start):
             return None
         end += len(_CELL_END)
         spans.append((start, end))
-        if not raw.startswith(SEPARATOR + "{", end):
+        if not raw.startswith(opens, end):
             break
         start = end + len(SEPARATOR)
-    if len(spans) != count or not raw.startswith("\n ]", spans[-1][1]):
+    if len(spans) != count or not raw.startswith(_CELLS_END, spans[-1][1]):
         return None
     return spans
 
 
+def _find_by_line(raw: bytes, start: int, stop: int) -> int:
+    """Where the first `\\n  }` in `raw[start:stop]` begins, or -1."""
+    return raw.find(_CELL_END, start, stop)
+
+
+def _find_by_brace(raw: bytes, start: int, stop: int) -> int:
+    """`_find_by_line`, by scanning for `}` and checking the three bytes before it."""
+    brace = raw.find(b"}", start + len(_CELL_END) - 1, stop)
+    while brace != -1 and not raw.startswith(_CELL_END[:-1], brace - len(_CELL_END) + 1):
+        brace = raw.find(b"}", brace + 1, stop)
+    return brace if brace == -1 else brace - len(_CELL_END) + 1
+
+
+def locate_run(raw: bytes, start: int, stop: int) -> list[Span] | None:
+    """The spans of the cells laid out as nbformat writes them from `start` (a cell's `{`) to
+    exactly `stop` (the end of the last one), or None if `raw[start:stop]` is not such a run."""
+    spans: list[Span] = []
+    find, opens = raw.find, SEPARATOR + b"{"
+    while start < stop:
+        end = find(_CELL_END, start, stop)
+        if end == -1 or not raw.startswith(b"{", start):
+            return None
+        end += len(_CELL_END)
+        spans.append((start, end))
+        if end == stop:
+            return spans
+        if not raw.startswith(opens, end) or end + len(SEPARATOR) >= stop:
+            return None
+        start = end + len(SEPARATOR)
+    return None
+
+
 def top_level_tail(nb: Mapping[str, Any]) -> str | None:
     """The text the serializer writes after the last cell, or None when `cells` would not be
-    the first key (then the cells are not at the top of the file)."""
+    the first key (then the cells are not at the top of the file). Text, not bytes: encode it
+    strictly to write it (`_utf8` only compares)."""
     text = serialize_notebook({**nb, "cells": []})
     if not text.startswith(_EMPTY_HEAD):
         return None
     return "\n ]" + text[len(_EMPTY_HEAD) :]
 
 
+def _utf8(text: str) -> bytes:
+    """Bytes to compare with a file's (a lone surrogate can never match valid UTF-8)."""
+    return text.encode("utf-8", "surrogatepass")
+
+
 def _sample_matches(
-    raw: str, cells: Sequence[Any], spans: Sequence[Span], suspect: frozenset[int]
+    raw: bytes, cells: Sequence[Any], spans: Sequence[Span], suspect: frozenset[int]
 ) -> bool:
     count = len(cells)
     step = max(1, (count - 1) // (SAMPLE - 1))
-    picked = {0, count - 1, *range(0, count, step)}
+    picked = {_small_near(i, spans) for i in {0, count - 1, *range(0, count, step)}}
     sample = sorted(i for i in picked if i not in suspect)[:SAMPLE]
-    return all(cell_json(cells[i]) == raw[spans[i][0] : spans[i][1]] for i in sample)
+    return all(_utf8(cell_json(cells[i])) == raw[spans[i][0] : spans[i][1]] for i in sample)
+
+
+def _small_near(index: int, spans: Sequence[Span]) -> int:
+    """`index`, or the nearest cell after or before it whose JSON is at most `SAMPLE_BYTES`
+    long: a cell holding megabytes of image data tells no more about the file's layout than a
+    small one, and costs its megabytes to serialize (`index` itself when all are large)."""
+    for offset in range(len(spans)):
+        for near in (index + offset, index - offset):
+            if 0 <= near < len(spans) and spans[near][1] - spans[near][0] <= SAMPLE_BYTES:
+                return near
+    return index
 
 
 def assemble(
-    raw: str,
+    raw: bytes,
     base: Mapping[str, Any],
     layout: CellLayout,
     merged: Mapping[str, Any],
-) -> tuple[str, CellLayout] | None:
-    """`serialize_notebook(merged)` built from `raw`'s bytes where `merged` kept `base`'s cells,
-    and the layout of that text; None when `merged` has no cells or no top-level tail."""
+    match: CellMatch | None = None,
+) -> tuple[bytes, CellLayout] | None:
+    """`serialize_notebook(merged)` as UTF-8, built from `raw` where `merged` kept `base`'s
+    cells, and the layout of those bytes; None when `merged` has no cells or no top-level tail.
+    `match`: `match_cells(base cells, merged cells)` when the caller has it. Raises
+    `UnicodeEncodeError` for text that cannot be UTF-8 (a lone surrogate)."""
     cells: Sequence[Any] = merged.get("cells", [])
-    tail = raw[layout.tail_start :] if _same_top(base, merged) else top_level_tail(merged)
+    if _same_top(base, merged):
+        tail: bytes | None = raw[layout.tail_start :]
+    else:
+        text = top_level_tail(merged)
+        tail = None if text is None else text.encode("utf-8")
     if not cells or tail is None:
         return None
-    where = {id(cell): i for i, cell in enumerate(base.get("cells", []))}
+    match = match or match_cells(base.get("cells", []), cells)
     builder = _Builder(raw, layout)
-    for cell in cells:
-        index = where.get(id(cell))
-        builder.add(cell, index)
+    builder.kept(0, match.head, cells)
+    for index in range(match.head, len(cells) - match.tail):
+        found = match.between.get(index)
+        if found is None:
+            builder.serialized(cells[index])
+        else:
+            builder.kept(found, found + 1, cells[index : index + 1])
+    builder.kept(match.old_count - match.tail, match.old_count, cells[len(cells) - match.tail :])
     return builder.finish(tail)
 
 
@@ -129,61 +208,57 @@ def _same_top(base: Mapping[str, Any], merged: Mapping[str, Any]) -> bool:
 
 
 class _Builder:
-    """Collects the new text: runs of reused cells as one slice each, new cells serialized."""
+    """Collects the new bytes: each run of kept cells as one slice of the old bytes (split where
+    a kept cell's bytes must not be reused), other cells serialized."""
 
-    def __init__(self, raw: str, layout: CellLayout) -> None:
+    def __init__(self, raw: bytes, layout: CellLayout) -> None:
         self.raw = raw
         self.layout = layout
-        self.parts: list[str] = [HEAD]
+        self.parts: list[bytes] = [HEAD]
         self.spans: list[Span] = []
         self.pos = len(HEAD)
-        self.run: tuple[int, int] | None = None  # (first, last) base index of the open run
 
-    def add(self, cell: Any, index: int | None) -> None:
-        span = self.layout.spans[index] if index is not None else None
-        first = not self.spans
-        start = self.pos + (0 if first else len(SEPARATOR))
-        if span is not None and index is not None:
-            if self.run is not None and self.run[1] == index - 1:
-                self.run = (self.run[0], index)
-            else:
-                self._close_run()
-                self._separate(first)
-                self.run = (index, index)
-            length = span[1] - span[0]
-        else:
-            self._close_run()
-            self._separate(first)
-            text = cell_json(cell)
-            self.parts.append(text)
-            length = len(text)
-        self.spans.append((start, start + length))
-        self.pos = start + length
+    def kept(self, first: int, stop: int, cells: Sequence[Any]) -> None:
+        """Old cells `first..stop-1`, which are `cells` in the new version."""
+        done = first
+        for index in sorted(i for i in self.layout.suspect if first <= i < stop):
+            self._slice(done, index)
+            self.serialized(cells[index - first])
+            done = index + 1
+        self._slice(done, stop)
 
-    def _separate(self, first: bool) -> None:
-        if not first:
-            self.parts.append(SEPARATOR)
+    def serialized(self, cell: Any) -> None:
+        self._separate()
+        text = cell_json(cell).encode("utf-8")
+        self.parts.append(text)
+        self.spans.append((self.pos, self.pos + len(text)))
+        self.pos += len(text)
 
-    def _close_run(self) -> None:
-        if self.run is None:
+    def _slice(self, first: int, stop: int) -> None:
+        if first >= stop:
             return
-        first = self.layout.spans[self.run[0]]
-        last = self.layout.spans[self.run[1]]
-        assert first is not None and last is not None
-        self.parts.append(self.raw[first[0] : last[1]])
-        self.run = None
+        self._separate()
+        spans = self.layout.spans
+        start, end = spans[first][0], spans[stop - 1][1]
+        self.parts.append(self.raw[start:end])
+        shift = self.pos - start
+        self.spans.extend([(a + shift, b + shift) for a, b in spans[first:stop]])
+        self.pos += end - start
 
-    def finish(self, tail: str) -> tuple[str, CellLayout]:
-        self._close_run()
+    def _separate(self) -> None:
+        if self.spans:
+            self.parts.append(SEPARATOR)
+            self.pos += len(SEPARATOR)
+
+    def finish(self, tail: bytes) -> tuple[bytes, CellLayout]:
         self.parts.append(tail)
-        text = "".join(self.parts)
-        return text, CellLayout(tuple(self.spans), self.pos)
+        return b"".join(self.parts), CellLayout(tuple(self.spans), self.pos)
 
 
-def written_layout(text: str, nb: Mapping[str, Any]) -> CellLayout | None:
-    """The layout of a text `serialize_notebook(nb)` just wrote (exact: no sample needed)."""
+def written_layout(data: bytes, nb: Mapping[str, Any]) -> CellLayout | None:
+    """The layout of bytes `serialize_notebook(nb)` just wrote (exact: no sample needed)."""
     cells: Sequence[Any] = nb.get("cells", [])
-    spans = locate_cells(text, len(cells)) if cells and text.startswith(HEAD) else None
+    spans = locate_cells(data, len(cells)) if cells and data.startswith(HEAD) else None
     if spans is None or top_level_tail(nb) is None:
         return None
     return CellLayout(tuple(spans), spans[-1][1])

@@ -10,6 +10,9 @@ Invariants:
   are random, so they are not shown).
 - The JSON is parsed by orjson when it is installed and accepts the text, else by the standard
   library (which also reads NaN, huge integers and lone surrogates), so both give one result.
+- A loaded notebook keeps the file's bytes (UTF-8; text given as `str` is encoded): orjson
+  parses bytes as they are, so a file that parses is never decoded as a whole. Bytes that are
+  not UTF-8 text (undecodable, NUL) are `NotTextError`, as a text read of them would be.
 - A file that is not JSON, or not a notebook at all, raises `InvalidNotebookError` saying what
   to do. Schema problems do not stop a read; writes validate what they change (validation.py).
 - Each loaded text knows where its cells' bytes are (layout.py), so a write can reuse the bytes
@@ -23,15 +26,19 @@ import contextlib
 import copy
 import gc
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import islice, takewhile
+from operator import is_, truth
 from typing import Any
 
 import nbformat
 
+from ..hashline.disk import decode_text
+from ..hashline.errors import NotTextError
 from .errors import InvalidNotebookError
 from .ids import DisplayIds, display_ids
-from .layout import CellLayout, find_layout
+from .layout import CellLayout, find_layout, written_layout
 from .projection import marker_starts, project_notebook
 from .repair import needs_repair
 from .validation import cell_structure_problem, structure_problem, top_level_problem
@@ -39,7 +46,7 @@ from .validation import cell_structure_problem, structure_problem, top_level_pro
 try:  # orjson is a declared dependency; the stdlib keeps working where it cannot be installed
     import orjson
 
-    _fast_loads: Callable[[str], Any] | None = orjson.loads
+    _fast_loads: Callable[[str | bytes], Any] | None = orjson.loads
 except ImportError:  # pragma: no cover - exercised only without orjson
     _fast_loads = None
 
@@ -94,14 +101,17 @@ def paused_gc() -> Iterator[None]:
         gc.enable()
 
 
-def parse_json(raw: str) -> Any:
-    """`json.loads(raw)`, by orjson where it can (it is several times faster on large files)."""
+def parse_json(raw: str | bytes, path: str = "notebook") -> Any:
+    """`json.loads(raw)`, by orjson where it can (it is several times faster on large files).
+
+    Bytes that orjson refuses are decoded as strict UTF-8 text first (`NotTextError` if they
+    are not text), so the standard library sees what a text read would have given it."""
     if _fast_loads is not None:
         try:
             return _fast_loads(raw)
         except (ValueError, TypeError):
             pass  # NaN, integers over 64 bits, lone surrogates, or not JSON: let json decide
-    return json.loads(raw)
+    return json.loads(raw if isinstance(raw, str) else decode_text(path, raw))
 
 
 class LoadedNotebook:
@@ -120,6 +130,7 @@ class LoadedNotebook:
         "_starts",
         "_top",
         "_views",
+        "_written",
         "nb",
         "raw",
         "survey",
@@ -127,20 +138,25 @@ class LoadedNotebook:
 
     def __init__(
         self,
-        raw: str,
+        raw: bytes,
         nb: Notebook,
         *,
         layout: CellLayout | object | None = _UNSET,
         survey: CellSurvey | None = None,
+        written: bool = False,
+        top_level: str | object | None = _UNSET,
     ) -> None:
-        """`layout` when the caller knows it (it just wrote `raw`), else found on demand;
-        `survey` when the cells were surveyed (else the cells count as checked and clean: a
-        notebook this package just built)."""
+        """`layout` when the caller knows it, else found on demand (`written`: `raw` is
+        `serialize_notebook(nb)`, so its layout needs no checking); `survey` when the cells
+        were surveyed (else the cells count as checked and clean: a notebook this package just
+        built); `top_level` when the top level's schema problem is known (see
+        `top_level_problem`)."""
         self.raw = raw
         self.nb = nb
         self.survey = survey or CellSurvey()
         self._layout = layout
-        self._top: object = _UNSET
+        self._written = written
+        self._top: object = top_level
         self._projection: str | None = None
         self._starts: list[int] | None = None
         self._ids: DisplayIds | None = None
@@ -171,16 +187,30 @@ class LoadedNotebook:
     def layout(self) -> CellLayout | None:
         """Where each cell's bytes are in `raw`, when they can be reused as they are (cached)."""
         if self._layout is _UNSET:
-            self._layout = find_layout(self.raw, self.nb, self.survey.suspect)
+            if self._written:
+                self._layout = written_layout(self.raw, self.nb)
+            else:
+                self._layout = find_layout(self.raw, self.nb, self.survey.suspect)
         return self._layout  # type: ignore[return-value]
+
+    def known_layout(self) -> CellLayout | None:
+        """The layout when it is known or needs no checking (`written`), else None: a small
+        file's layout check would cost about what serializing it costs."""
+        if self._layout is _UNSET and not self._written:
+            return None
+        return self.layout
+
+    def top_level_problem(self) -> str | None:
+        """The schema problem of everything but the cells (metadata, version), or None. Cached."""
+        if self._top is _UNSET:
+            self._top = top_level_problem(self.nb)
+        return self._top  # type: ignore[return-value]
 
     def write_problem(self) -> str | None:
         """Why this notebook can be read but not written, or None: its top level (metadata,
         version) fails the schema, or a cell is too broken to be a cell (validation.py). Other
-        schema problems of cells are left to the writes that change those cells. Cached."""
-        if self._top is _UNSET:
-            self._top = top_level_problem(self.nb) or self.survey.broken
-        return self._top  # type: ignore[return-value]
+        schema problems of cells are left to the writes that change those cells."""
+        return self.top_level_problem() or self.survey.broken
 
     def view(self, fmt: str, render: Callable[[Notebook, str], Any]) -> Any:
         """`render(nb, fmt)`, computed once per `fmt` (jupytext texts, annotations, ...)."""
@@ -190,15 +220,53 @@ class LoadedNotebook:
         return self._views[fmt]
 
 
-def load_notebook(raw: str, path: str = "notebook") -> LoadedNotebook:
-    """Parse a notebook file's text (see the module docstring)."""
+def splice_views(previous: LoadedNotebook, loaded: LoadedNotebook) -> None:
+    """Give `loaded` its projection from `previous`'s, re-projecting only the cells between
+    the longest runs of cells they share at the start and at the end (the very same objects,
+    shown under the same ids): a few-cell change costs a few cells, not the notebook. Does
+    nothing when `previous` was never projected or the shared cells' ids differ."""
+    if previous._projection is None or loaded._projection is not None:
+        return
+    old, new = previous.nb.get("cells", []), loaded.nb.get("cells", [])
+    head = len(list(takewhile(truth, map(is_, old, new))))
+    limit = min(len(old), len(new)) - head
+    tail = len(list(islice(takewhile(truth, map(is_, reversed(old), reversed(new))), limit)))
+    ids, old_ids = loaded.ids.ids, previous.ids.ids
+    if ids[:head] != old_ids[:head] or ids[len(ids) - tail :] != old_ids[len(old_ids) - tail :]:
+        return
+    text, starts = previous.projection, previous.marker_starts
+    start = starts[head] if head < len(old) else len(text)
+    end = starts[len(old) - tail] if tail else len(text)
     with paused_gc():
-        return _load(raw, path)
+        middle = project_notebook(
+            {"cells": new[head : len(new) - tail]}, ids[head : len(ids) - tail]
+        )
+    shift = len(middle) - (end - start)
+    loaded._projection = text[:start] + middle + text[end:]
+    loaded._starts = [
+        *starts[:head],
+        *(start + at for at in marker_starts(middle)),
+        *(at + shift for at in starts[len(old) - tail :]),
+    ]
 
 
-def _load(raw: str, path: str) -> LoadedNotebook:
+def load_notebook(
+    raw: str | bytes, path: str = "notebook", *, text: str | None = None
+) -> LoadedNotebook:
+    """Parse a notebook file's bytes or text (see the module docstring); `text` is the text
+    `raw` (bytes) was encoded from, when the caller has it."""
+    with paused_gc():
+        if isinstance(raw, str):
+            return _load(raw.encode("utf-8", "surrogatepass"), path, raw)
+        return _load(raw, path, text)
+
+
+def _load(raw: bytes, path: str, text: str | None) -> LoadedNotebook:
+    """`text`: the str `raw` was encoded from (the standard library parses it as given)."""
     try:
-        data = parse_json(raw)
+        data = parse_json(raw, path) if text is None else parse_json(text, path)
+    except NotTextError:
+        raise
     except ValueError as err:
         raise InvalidNotebookError(
             f"{path} is not valid JSON ({err}), so it cannot be read as a notebook. Repair the "
@@ -209,7 +277,8 @@ def _load(raw: str, path: str) -> LoadedNotebook:
             f"{path} is JSON but not a notebook (no integer `nbformat` field)."
         )
     if data["nbformat"] != 4:
-        return LoadedNotebook(raw, _converted(raw, data["nbformat"], path), layout=None)
+        source = text if text is not None else decode_text(path, raw)
+        return LoadedNotebook(raw, _converted(source, data["nbformat"], path), layout=None)
     if not isinstance(data.get("cells"), list):
         raise InvalidNotebookError(f"{path} is not a readable notebook: it has no `cells` list.")
     odd = next((n for n, cell in enumerate(data["cells"]) if not isinstance(cell, dict)), None)
@@ -256,17 +325,47 @@ def _join_sources(nb: Notebook) -> CellSurvey:
 
     Outputs and attachments are left as stored (see the module docstring).
     """
+    drop_transient(nb)
+    facts = survey_cells(nb["cells"], version_flags(nb))
+    return CellSurvey(
+        frozenset(facts.suspect),
+        frozenset(facts.repairable),
+        None if not facts.broken else structure_problem(nb),
+    )
+
+
+def drop_transient(nb: Notebook) -> None:
+    """In place: drop the notebook metadata keys nbformat never writes."""
     metadata = nb.get("metadata")
     if isinstance(metadata, dict):
         for key in _NB_TRANSIENT:
             metadata.pop(key, None)
+
+
+def version_flags(nb: Mapping[str, Any]) -> tuple[bool, bool]:
+    """(legacy, future): older than nbformat 4.5 (no ids), newer than 4.5 (unknown types ok)."""
+    minor = nb.get("nbformat_minor")
+    return not isinstance(minor, int) or minor < 5, isinstance(minor, int) and minor > 5
+
+
+@dataclass(frozen=True, slots=True)
+class CellFacts:
+    """What a survey of some cells found (indices into those cells): see `CellSurvey`."""
+
+    suspect: tuple[int, ...]
+    repairable: tuple[int, ...]
+    broken: bool
+
+
+def survey_cells(cells: Sequence[dict[str, Any]], flags: tuple[bool, bool]) -> CellFacts:
+    """In place: join the cells' sources and drop their transient metadata; survey them.
+
+    `flags` are the notebook's `version_flags`."""
+    legacy, future = flags
     suspect: list[int] = []
     repairable: list[int] = []
     broken: int | None = None
-    minor = nb.get("nbformat_minor")
-    legacy = not isinstance(minor, int) or minor < 5
-    future = isinstance(minor, int) and minor > 5
-    for index, cell in enumerate(nb["cells"]):
+    for index, cell in enumerate(cells):
         shape = _ORDINARY.get(tuple(cell))
         if shape is not None and shape == cell.get("cell_type"):
             # the usual shapes: keys sorted, nothing to repair (but a legacy cell's id)
@@ -289,11 +388,7 @@ def _join_sources(nb: Notebook) -> CellSurvey:
             repairable.append(index)
         if broken is None and cell_structure_problem(cell, future) is not None:
             broken = index
-    return CellSurvey(
-        frozenset(suspect),
-        frozenset(repairable),
-        None if broken is None else structure_problem(nb),
-    )
+    return CellFacts(tuple(suspect), tuple(repairable), broken is not None)
 
 
 def _stored_like_nbformat(cell: dict[str, Any]) -> bool:

@@ -101,15 +101,36 @@ def _base64_size(value: Any) -> int:
     parts = value if isinstance(value, list) else [value]
     if not all(isinstance(part, str) for part in parts):
         return 0
-    length = padding = 0
-    for part in parts:  # base64 holds no spaces: line breaks are its only whitespace
-        length += len(part) - part.count("\n") - (part.count("\r") if "\r" in part[:80] else 0)
+    length = sum(len(part) - _line_breaks(part) for part in parts)
+    padding = 0
     for part in reversed(parts):
-        stripped = part.rstrip()
+        stripped = part[-80:].rstrip()
+        if not stripped and not part.isspace():  # more than 80 trailing blanks: rare
+            stripped = part.rstrip()
         padding += len(stripped) - len(stripped.rstrip("="))
         if stripped:
             break
     return max(0, length * 3 // 4 - padding)
+
+
+_EXACT_BREAKS_BELOW = 8192
+
+
+def _line_breaks(part: str) -> int:
+    """The line-break characters of a base64 string (its only whitespace).
+
+    A long payload wrapped at a fixed width (MIME's 76 columns, as older IPython wrote
+    images) is counted by its wrap: every (width+1)-th character is checked to be a break
+    (a strided slice, a few KB for megabytes) and only the last partial line is searched;
+    anything else, and any short payload, is counted character by character."""
+    crlf = "\r" in part[:80]
+    width = -1 if crlf or len(part) < _EXACT_BREAKS_BELOW else part.find("\n", 0, 1024)
+    if width > 0:
+        wraps = part[width :: width + 1]
+        if wraps.count("\n") == len(wraps):
+            last = width + (len(wraps) - 1) * (width + 1)
+            return len(wraps) + part.count("\n", last + 1)
+    return part.count("\n") + (part.count("\r") if crlf else 0)
 
 
 def _text_size(value: Any) -> int:

@@ -18,13 +18,15 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from .ids import DisplayIds, IdSource, is_legacy
 from .merge import merge_parsed
 from .projection import parse_projection
 
-MIN_CELLS = 16
+MIN_CELLS = 2
+Text = TypeVar("Text", str, bytes)
+"""Texts or files' bytes: the prefix and suffix compare either."""
 _BLOCK = 4096
 
 
@@ -88,7 +90,7 @@ def _outside(cid: str | None, inside: set[str], all_ids: Collection[str], legacy
     return legacy or (cid is not None and cid in all_ids)
 
 
-def common_prefix(a: str, b: str) -> int:
+def common_prefix(a: Text, b: Text) -> int:
     """Length of the longest common prefix, compared a block at a time (memcmp in C)."""
     limit = min(len(a), len(b))
     done = 0
@@ -104,7 +106,7 @@ def common_prefix(a: str, b: str) -> int:
     return low
 
 
-def common_suffix(a: str, b: str, limit: int) -> int:
+def common_suffix(a: Text, b: Text, limit: int) -> int:
     """Length of the longest common suffix, at most `limit`."""
     done = 0
     while (

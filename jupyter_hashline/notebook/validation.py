@@ -11,6 +11,7 @@ Invariants:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -117,9 +118,21 @@ def _with_repairable_ids(cells: list[Any]) -> list[Any]:
     return fixed
 
 
+def _validator(minor: int) -> Any:
+    """nbformat's validator for 4.`minor` (the one `NBFORMAT_VALIDATOR` names), kept per name."""
+    key = (minor, os.environ.get("NBFORMAT_VALIDATOR"))
+    found = _VALIDATORS.get(key)
+    if found is None:
+        found = _VALIDATORS[key] = get_validator(version=4, version_minor=minor)
+    return found
+
+
+_VALIDATORS: dict[tuple[int, str | None], Any] = {}
+
+
 def _schema_problem(nb: Any, minor: int) -> tuple[Where, str] | None:
     """None when `nb` is valid; else where and what the first problem is."""
-    validator = get_validator(version=4, version_minor=minor)
+    validator = _validator(minor)
     if validator is None:
         return (), f"no schema is known for nbformat 4.{minor}"
     try:

@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from jupyter_hashline.hashline.disk import DiskFilesystem
+from jupyter_hashline.hashline.callscope import call_scope
+from jupyter_hashline.hashline.disk import DiskFilesystem, decode_text
 from jupyter_hashline.hashline.errors import (
     NotFoundError,
     NotTextError,
@@ -25,7 +26,7 @@ from jupyter_hashline.hashline.errors import (
     WriteFailedError,
     is_not_found,
 )
-from jupyter_hashline.hashline.filesystem import Filesystem, WriteResult
+from jupyter_hashline.hashline.filesystem import ByteStorage, Filesystem, WriteResult
 from jupyter_hashline.hashline.memory_fs import InMemoryFilesystem
 
 
@@ -348,6 +349,76 @@ async def test_unwritable_text_is_refused(disk: DiskFilesystem, root: Path, cont
         await disk.write_text("t.py", content)
     assert (root / "t.py").read_text() == "old\n"
     assert sorted(p.name for p in root.iterdir()) == ["t.py"]
+
+
+# -- DiskFilesystem: bytes (ByteStorage) ---------------------------------------------------------
+
+
+async def test_disk_is_byte_storage(disk: DiskFilesystem) -> None:
+    assert isinstance(disk, ByteStorage)
+    assert not isinstance(InMemoryFilesystem(), ByteStorage)
+
+
+async def test_bytes_round_trip_exactly(disk: DiskFilesystem, root: Path) -> None:
+    data = "\ufeffa\r\nü\n".encode()
+    await disk.write_bytes("deep/b.bin", data)
+    assert (root / "deep" / "b.bin").read_bytes() == data
+    assert await disk.read_bytes("deep/b.bin") == data
+
+
+async def test_read_bytes_does_not_judge_the_encoding(disk: DiskFilesystem, root: Path) -> None:
+    (root / "latin1.txt").write_bytes("café\n".encode("latin-1"))
+    assert await disk.read_bytes("latin1.txt") == b"caf\xe9\n"
+    with pytest.raises(NotTextError):
+        decode_text("latin1.txt", await disk.read_bytes("latin1.txt"))
+
+
+async def test_bytes_keep_the_other_promises(disk: DiskFilesystem, root: Path) -> None:
+    with pytest.raises(NotFoundError):
+        await disk.read_bytes("absent.bin")
+    with pytest.raises(PathOutsideRootError):
+        await disk.read_bytes("../outside.bin")
+    (root / "locked.bin").write_bytes(b"precious")
+    (root / "locked.bin").chmod(0o444)
+    with pytest.raises(WriteFailedError, match="read-only"):
+        await disk.write_bytes("locked.bin", b"clobbered")
+    with pytest.raises(NotTextError, match="NUL"):
+        await disk.write_bytes("nul.bin", b"a\x00b")
+    assert sorted(p.name for p in root.iterdir()) == ["locked.bin"]
+    assert (root / "locked.bin").read_bytes() == b"precious"
+
+
+# -- DiskFilesystem: one resolution per engine call ----------------------------------------------
+
+
+async def test_within_one_call_a_path_resolves_once(disk: DiskFilesystem, root: Path) -> None:
+    (root / "a.py").write_text("A\n")
+    (root / "b.py").write_text("B\n")
+    (root / "link.py").symlink_to(root / "a.py")
+    with call_scope():
+        assert await disk.read_text("link.py") == "A\n"
+        (root / "link.py").unlink()
+        (root / "link.py").symlink_to(root / "b.py")
+        assert await disk.read_text("link.py") == "A\n"  # the file this call read
+        await disk.write_text("link.py", "A2\n")
+    assert (root / "a.py").read_text() == "A2\n"
+    with call_scope():  # the next call resolves again
+        assert await disk.read_text("link.py") == "B\n"
+    assert await disk.read_text("link.py") == "B\n"  # and so does every use outside a call
+
+
+async def test_a_link_turned_outward_between_calls_is_refused(
+    disk: DiskFilesystem, root: Path, tmp_path: Path
+) -> None:
+    (root / "a.py").write_text("A\n")
+    (tmp_path / "secret.py").write_text("S\n")
+    (root / "link.py").symlink_to(root / "a.py")
+    with call_scope():
+        assert await disk.read_text("link.py") == "A\n"
+    (root / "link.py").unlink()
+    (root / "link.py").symlink_to(tmp_path / "secret.py")
+    with call_scope(), pytest.raises(PathOutsideRootError):
+        await disk.read_text("link.py")
 
 
 # -- InMemoryFilesystem: helpers and hooks -------------------------------------------------------

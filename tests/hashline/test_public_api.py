@@ -29,6 +29,7 @@ DESIGN_NAMES = {
 EXPORTED = {
     "AnchorError",
     "AppliedEdits",
+    "ByteStorage",
     "CellSelector",
     "DiskFilesystem",
     "Edit",

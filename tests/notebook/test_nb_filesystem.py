@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from nbtestkit import Storage, analysis, dumps, loads
 
+from jupyter_hashline.hashline.disk import DiskFilesystem
 from jupyter_hashline.hashline.errors import AnchorError, HashlineError
 from jupyter_hashline.hashline.filesystem import CellSelector, LineRebaser, ViewAnnotator
 from jupyter_hashline.hashline.memory_fs import InMemoryFilesystem
@@ -135,9 +136,9 @@ async def test_read_then_write_parses_the_file_once(monkeypatch: pytest.MonkeyPa
     calls: list[int] = []
     original = fs_module.load_notebook
 
-    def counting(raw: str, path: str = "notebook") -> object:
+    def counting(raw: str | bytes, path: str = "notebook", **given: object) -> object:
         calls.append(1)
-        return original(raw, path)
+        return original(raw, path, **given)
 
     monkeypatch.setattr(fs_module, "load_notebook", counting)
     inner = InMemoryFilesystem({"a.ipynb": dumps(analysis())})
@@ -194,3 +195,31 @@ async def test_a_cell_too_broken_to_be_a_cell_is_read_but_never_written(storage:
     with pytest.raises(InvalidNotebookError, match=r"cell_type None .* can be read but not"):
         await fs.write_text("broken.ipynb", text + "# %% [code]\nx = 1\n")
     assert storage.get("broken.ipynb") == raw
+
+
+class CountingDisk(DiskFilesystem):
+    """The disk, counting the byte reads and writes the notebook layer asks for."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self.calls: list[str] = []
+
+    async def read_bytes(self, path: str) -> bytes:
+        self.calls.append("read")
+        return await super().read_bytes(path)
+
+    async def write_bytes(self, path: str, data: bytes) -> None:
+        self.calls.append("write")
+        await super().write_bytes(path, data)
+
+
+async def test_each_engine_call_reads_the_notebook_once_as_bytes(tmp_path: Path) -> None:
+    (tmp_path / "a.ipynb").write_text(dumps(analysis()), encoding="utf-8")
+    disk = CountingDisk(tmp_path)
+    patcher = Patcher(NotebookFilesystem(disk), InMemorySnapshotStore())
+    read = await patcher.read("a.ipynb")
+    assert disk.calls == ["read"]
+    line = read.text.split("\n").index("df.plot()") + 1
+    await patcher.apply(f"{read.header}\nreplace {line}:\n+df.plot(kind='bar')\n")
+    assert disk.calls == ["read", "read", "write"]
+    assert loads((tmp_path / "a.ipynb").read_text()).cells[-1].source == "df.plot(kind='bar')"

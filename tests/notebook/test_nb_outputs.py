@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 from nb_strategies import png_b64
 
 from jupyter_hashline.hashline.errors import AnchorError
-from jupyter_hashline.notebook import cell_outputs, output_summary
-from jupyter_hashline.notebook.outputs import payload_label
+from jupyter_hashline.notebook import cell_outputs, output_summary, outputs
+from jupyter_hashline.notebook.outputs import human_size, payload_label
 
 PNG = png_b64(640, 480)
 
@@ -90,3 +92,27 @@ def test_payload_labels_read_image_headers_and_metadata() -> None:
         "image/jpeg 3x4, 3 B"
     )
     assert payload_label("application/pdf", "x" * 4096) == "application/pdf, 4 KB"
+
+
+@pytest.mark.parametrize("size", [0, 1, 2, 3, 5000, 6001, 200_000, 200_002])
+@pytest.mark.parametrize("wrap", ["none", "mime", "mime-no-final-break", "crlf", "lines"])
+def test_image_sizes_are_the_decoded_byte_counts_however_the_base64_is_wrapped(
+    size: int, wrap: str
+) -> None:
+    data = bytes(range(256)) * (size // 256) + bytes(size % 256)
+    plain, mime = base64.b64encode(data).decode(), base64.encodebytes(data).decode()
+    value: str | list[str] = {
+        "none": plain,
+        "mime": mime,
+        "mime-no-final-break": mime.rstrip("\n"),
+        "crlf": mime.replace("\n", "\r\n"),
+        "lines": mime.splitlines(keepends=True),
+    }[wrap]
+    assert outputs._base64_size(value) == size
+    assert payload_label("image/x-raw", value) == f"image/x-raw, {human_size(size)}"
+
+
+def test_breaks_after_the_last_wrapped_line_are_counted() -> None:
+    mime = base64.encodebytes(bytes(60_000)).decode()
+    assert outputs._base64_size(mime + "\n\n") == 60_000
+    assert outputs._base64_size(mime[:-40] + "\n" + mime[-40:]) == 60_000

@@ -11,7 +11,7 @@ from nb_strategies import LINE_PIECES, notebooks
 
 from jupyter_hashline.notebook import merge_projection, parse_projection, project_notebook
 from jupyter_hashline.notebook.errors import InvalidNotebookError
-from jupyter_hashline.notebook.ids import display_ids
+from jupyter_hashline.notebook.ids import display_ids, ids_of
 from jupyter_hashline.notebook.projection import cell_source, escape_source, unescape_source
 
 
@@ -140,3 +140,25 @@ def test_a_source_list_with_non_text_items_reads_as_its_text_parts() -> None:
     # an invalid file (a fuzzer found it): reading shows what text there is instead of crashing
     cell = {"cell_type": "code", "id": "x", "source": ["a = 1\n", None, "b = 2"]}
     assert cell_source(cell) == "a = 1\nb = 2"
+
+
+ID_VALUES = st.one_of(
+    st.none(),
+    st.sampled_from(["a", "b", "cell-1", "cell-2", "x y", "", " a", "a\n", "é", "b-2"]),
+    st.integers(0, 3),
+    st.text(max_size=4),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(ID_VALUES, max_size=8))
+def test_the_shortcuts_for_display_ids_give_what_the_general_rule_gives(own: list[object]) -> None:
+    cells = [{} if cid is None else {"id": cid} for cid in own]
+    assert display_ids(cells) == ids_of([cell.get("id") for cell in cells])
+
+
+def test_the_shortcuts_cover_distinct_ids_and_no_ids() -> None:
+    distinct = display_ids([{"id": "a"}, {"id": "b"}])
+    assert distinct.ids == ("a", "b") and not distinct.derived and not distinct.copies
+    legacy = display_ids([{}, {}, {}])
+    assert legacy.ids == ("cell-1", "cell-2", "cell-3") and legacy.derived == {0, 1, 2}

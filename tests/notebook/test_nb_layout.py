@@ -1,0 +1,122 @@
+"""Reusing a file's bytes for the cells an edit kept gives exactly what serializing gives.
+
+`assemble` and `match_cells` are shortcuts: the properties below hold them to the general path
+(`serialize_notebook`) on random notebooks, with cells kept, changed, added, deleted and moved,
+in files where some cells are stored unlike nbformat (their bytes are never reused).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from nb_strategies import notebooks, sources
+
+from jupyter_hashline.notebook import layout, load_notebook, serialize_notebook
+from jupyter_hashline.notebook.cellmatch import match_cells
+from jupyter_hashline.notebook.layout import assemble
+from jupyter_hashline.notebook.serialize import cell_json
+
+
+def stored(nb: dict[str, Any], as_string: set[int]) -> bytes:
+    """The file nbformat writes, except the sources of cells `as_string` stored as one string
+    (as some tools do): those cells are suspect and their bytes must not be reused."""
+    text = serialize_notebook(nb)
+    if not as_string:
+        return text.encode("utf-8")
+    disk = json.loads(text)
+    for index in as_string:
+        disk["cells"][index]["source"] = "".join(disk["cells"][index]["source"])
+    return (json.dumps(disk, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode()
+
+
+def edited(cells: list[Any], data: st.DataObject) -> list[Any]:
+    """A new list of cells: most the very objects of `cells`, some changed, added, moved."""
+    new = list(cells)
+    for change in data.draw(st.lists(st.sampled_from(["edit", "add", "drop", "move"]), max_size=4)):
+        at = data.draw(st.integers(0, max(0, len(new) - 1)))
+        if change == "edit" and new:
+            new[at] = {**new[at], "source": data.draw(sources)}
+        elif change == "add":
+            new.insert(at, {"cell_type": "raw", "metadata": {}, "source": data.draw(sources)})
+        elif change == "drop" and len(new) > 1:
+            del new[at]
+        elif change == "move" and len(new) > 1:
+            new.insert(data.draw(st.integers(0, len(new) - 1)), new.pop(at))
+    return new
+
+
+@settings(max_examples=300, deadline=None)
+@given(notebooks(min_cells=1), st.data())
+def test_assembling_equals_serializing(nb: dict[str, Any], data: st.DataObject) -> None:
+    as_string = data.draw(st.sets(st.integers(0, len(nb["cells"]) - 1), max_size=2))
+    loaded = load_notebook(stored(nb, as_string))
+    layout = loaded.layout
+    if layout is None:
+        return
+    merged = {**loaded.nb, "cells": edited(loaded.nb["cells"], data)}
+    if data.draw(st.booleans()):
+        merged["metadata"] = {**merged["metadata"], "x-new": 1}
+    snapshot = copy.deepcopy(loaded.nb)
+    built = assemble(loaded.raw, loaded.nb, layout, merged)
+    assert loaded.nb == snapshot
+    if not merged["cells"]:
+        assert built is None
+        return
+    assert built is not None
+    data_out, new_layout = built
+    assert data_out == serialize_notebook(merged).encode("utf-8")
+    for index, (start, end) in enumerate(new_layout.spans):
+        assert data_out[start:end] == cell_json(merged["cells"][index]).encode("utf-8")
+
+
+@given(st.lists(st.integers(0, 5), max_size=12), st.data())
+def test_matching_finds_every_shared_object_and_no_other(
+    names: list[int], data: st.DataObject
+) -> None:
+    old = [{"n": n} for n in names]
+    new = data.draw(st.permutations(old)) if old else []
+    new = [cell if data.draw(st.booleans()) else dict(cell) for cell in new]
+    match = match_cells(old, new)
+    for index, cell in enumerate(new):
+        found = match.old_index(index)
+        assert (found is not None) == any(cell is o for o in old)
+        if found is not None:
+            assert old[found] is cell and match.new_index(found) == index
+    assert match.fresh() == [i for i, cell in enumerate(new) if not any(cell is o for o in old)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.binary(max_size=60).map(lambda b: bytes(b"\n }a"[x % 4] for x in b)),
+    st.integers(0, 60),
+    st.integers(0, 60),
+)
+def test_finding_a_cell_end_by_its_brace_finds_what_the_line_search_finds(
+    raw: bytes, start: int, stop: int
+) -> None:
+    assert layout._find_by_brace(raw, start, stop) == layout._find_by_line(raw, start, stop)
+
+
+def test_cells_with_large_outputs_are_located_by_brace() -> None:
+    nb = json.loads(serialize_notebook(_image_notebook()))
+    raw = serialize_notebook(nb).encode()
+    assert len(raw) > len(nb["cells"]) * layout._SPARSE_CELL_BYTES
+    spans = layout.locate_cells(raw, len(nb["cells"]))
+    assert spans is not None
+    assert [json.loads(raw[a:b]) for a, b in spans] == nb["cells"]
+
+
+def _image_notebook() -> dict[str, Any]:
+    image = {
+        "output_type": "display_data",
+        "metadata": {},
+        "data": {"image/png": "iVBORw0K" * 4000},
+    }
+    code = {"cell_type": "code", "execution_count": 1, "id": "c", "metadata": {},
+            "outputs": [image], "source": "d = {'a': {1: 2}}\n}"}  # fmt: skip
+    cells = [{**code, "id": f"c{n}"} for n in range(3)]
+    return {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}

@@ -1,0 +1,205 @@
+"""A new version of a notebook parsed by the bytes that changed gives what a whole parse gives.
+
+`reload_notebook(old, raw)` and `splice_views` are shortcuts: every property below compares
+them with the general path (`load_notebook`, `project_notebook`) on random notebooks and random
+changes of the kind a person's save makes (sources, outputs, metadata, cells added, deleted or
+moved, the top level), in the file's nbformat layout or not.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import nbformat
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from nb_strategies import notebooks, sources
+
+from jupyter_hashline.hashline.disk import DiskFilesystem
+from jupyter_hashline.hashline.memory_store import InMemorySnapshotStore
+from jupyter_hashline.hashline.patcher import Patcher
+from jupyter_hashline.notebook import NotebookFilesystem, load_notebook, serialize_notebook
+from jupyter_hashline.notebook.loading import LoadedNotebook, splice_views
+from jupyter_hashline.notebook.reload import reload_notebook
+from jupyter_hashline.notebook.serialize import cell_json
+
+CHANGES = ("source", "outputs", "metadata", "insert", "delete", "move", "top", "indent")
+
+
+def changed(nb: dict[str, Any], data: st.DataObject) -> tuple[dict[str, Any], bool]:
+    """`nb` after one to three random changes; True when the bytes keep nbformat's layout."""
+    new = copy.deepcopy(nb)
+    canonical = True
+    for change in data.draw(st.lists(st.sampled_from(CHANGES), min_size=1, max_size=3)):
+        cells = new["cells"]
+        at = data.draw(st.integers(0, max(0, len(cells) - 1)))
+        if change == "source" and cells:
+            cells[at]["source"] = data.draw(sources)
+        elif change == "outputs" and cells and cells[at]["cell_type"] == "code":
+            cells[at]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "hi\n"}]
+        elif change == "metadata" and cells:
+            cells[at]["metadata"] = {"x-changed": data.draw(st.integers(0, 9))}
+        elif change == "insert":
+            cell = {"cell_type": "markdown", "metadata": {}, "source": data.draw(sources)}
+            if new["nbformat_minor"] >= 5:
+                cell["id"] = f"new-{len(cells)}"
+            cells.insert(at, cell)
+        elif change == "delete" and len(cells) > 1:
+            del cells[at]
+        elif change == "move" and len(cells) > 1:
+            cells.insert(data.draw(st.integers(0, len(cells) - 1)), cells.pop(at))
+        elif change == "top":
+            new["metadata"] = {**new["metadata"], "x-top": data.draw(st.integers(0, 9))}
+        elif change == "indent":
+            canonical = False
+    return new, canonical
+
+
+def as_bytes(nb: dict[str, Any], canonical: bool) -> bytes:
+    if canonical:
+        return serialize_notebook(nb).encode("utf-8")
+    return json.dumps(nb, indent=2, ensure_ascii=False).encode("utf-8")
+
+
+def assert_same(got: LoadedNotebook, expected: LoadedNotebook) -> None:
+    assert got.nb == expected.nb
+    assert got.survey == expected.survey
+    assert got.ids == expected.ids
+    assert got.projection == expected.projection
+    assert got.marker_starts == expected.marker_starts
+    assert got.write_problem() == expected.write_problem()
+
+
+def assert_exact_layout(loaded: LoadedNotebook) -> None:
+    """Every span the layout lets a write reuse holds exactly its cell's serialization."""
+    layout = loaded.layout
+    if layout is None:
+        return
+    cells = loaded.nb["cells"]
+    assert len(layout.spans) == len(cells)
+    for index, (start, end) in enumerate(layout.spans):
+        if layout.reusable(index):
+            assert loaded.raw[start:end] == cell_json(cells[index]).encode("utf-8")
+    serialized = serialize_notebook(loaded.nb).encode("utf-8")
+    assert (
+        loaded.raw[layout.tail_start :]
+        == serialized[len(serialized) - len(loaded.raw) + layout.tail_start :]
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(notebooks(min_cells=1), st.data())
+def test_reloading_by_what_changed_equals_loading_the_whole_file(
+    nb: dict[str, Any], data: st.DataObject
+) -> None:
+    old = load_notebook(serialize_notebook(nb).encode("utf-8"))
+    assert old.projection  # a version the reader saw
+    new_nb, canonical = changed(nb, data)
+    raw = as_bytes(new_nb, canonical)
+    got = reload_notebook(old, raw, "nb.ipynb")
+    if got is None:
+        return
+    assert_same(got, load_notebook(raw))
+    assert_exact_layout(got)
+    again = reload_notebook(got, as_bytes(changed(new_nb, data)[0], True), "nb.ipynb")
+    if again is not None:  # a chain of versions stays exact
+        assert_exact_layout(again)
+
+
+@settings(max_examples=200, deadline=None)
+@given(notebooks(min_cells=1), st.data())
+def test_a_spliced_projection_equals_projecting_the_notebook(
+    nb: dict[str, Any], data: st.DataObject
+) -> None:
+    before = load_notebook(serialize_notebook(nb).encode("utf-8"))
+    assert before.projection  # projected once, as a read does
+    new_nb, _ = changed(nb, data)
+    cells = (
+        [  # cells that did not change stay the very objects they were
+            old if old == new else new
+            for old, new in zip(before.nb["cells"], new_nb["cells"], strict=False)
+        ]
+        + new_nb["cells"][len(before.nb["cells"]) :]
+    )
+    after = LoadedNotebook(b"", {**new_nb, "cells": cells})
+    splice_views(before, after)
+    fresh = LoadedNotebook(b"", {**new_nb, "cells": cells})
+    assert after.projection == fresh.projection
+    assert after.marker_starts == fresh.marker_starts
+
+
+def person_saves(path: Path, cell: int, line: str) -> None:
+    nb = nbformat.read(path, as_version=4)
+    nb.cells[cell].source += line
+    nbformat.write(nb, path)
+
+
+def many_cells(count: int) -> dict[str, Any]:
+    cells = [
+        {"cell_type": "code", "execution_count": n, "id": f"c{n}", "metadata": {},
+         "outputs": [{"output_type": "stream", "name": "stdout", "text": f"{n}\n"}],
+         "source": f"x_{n} = {n}"}
+        for n in range(count)
+    ]  # fmt: skip
+    return {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+
+
+def test_the_common_changes_are_reloaded_not_refused() -> None:
+    nb = many_cells(6)
+    old = load_notebook(serialize_notebook(nb).encode("utf-8"))
+    for change in ("source", "insert", "delete", "top"):
+        new = copy.deepcopy(nb)
+        if change == "source":
+            new["cells"][3]["source"] = "changed = 1"
+        elif change == "insert":
+            new["cells"].insert(
+                2, {"cell_type": "markdown", "id": "m", "metadata": {}, "source": "# hi"}
+            )
+        elif change == "delete":
+            del new["cells"][4]
+        else:
+            new["metadata"]["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
+        raw = serialize_notebook(new).encode("utf-8")
+        got = reload_notebook(old, raw, "nb.ipynb")
+        assert got is not None, change
+        assert got.nb == load_notebook(raw).nb
+        kept = sum(any(c is o for o in old.nb["cells"]) for c in got.nb["cells"])
+        assert kept >= len(got.nb["cells"]) - 4, change  # the changed cells and their neighbours
+
+
+def test_what_cannot_be_reloaded_is_left_to_a_whole_parse() -> None:
+    nb = many_cells(4)
+    old = load_notebook(serialize_notebook(nb).encode("utf-8"))
+    raw = serialize_notebook(nb).encode("utf-8")
+    broken = raw.replace(b'"x_2 = 2"', b'"x_2 = 2')  # the changed stretch is not JSON
+    assert reload_notebook(old, broken, "nb.ipynb") is None
+    minified = json.dumps(nb).encode("utf-8")
+    assert reload_notebook(old, minified, "nb.ipynb") is None
+    both = copy.deepcopy(nb)
+    both["cells"][1]["source"] = "y = 1"
+    both["metadata"]["x-top"] = 1
+    both_raw = serialize_notebook(both).encode("utf-8")
+    got = reload_notebook(old, both_raw, "nb.ipynb")
+    assert got is None or got.nb == load_notebook(both_raw).nb
+
+
+async def test_a_person_saving_between_edits_costs_the_cells_they_changed(tmp_path: Path) -> None:
+    (tmp_path / "a.ipynb").write_text(serialize_notebook(many_cells(40)), encoding="utf-8")
+    fs = NotebookFilesystem(DiskFilesystem(tmp_path))
+    patcher = Patcher(fs, InMemorySnapshotStore())
+    for round_ in range(3):
+        before = await fs._read("a.ipynb")
+        person_saves(tmp_path / "a.ipynb", 5, f"\n# saved {round_}")
+        read = await patcher.read("a.ipynb")
+        after = await fs._read("a.ipynb")
+        shared = sum(c is o for c, o in zip(after.nb["cells"], before.nb["cells"], strict=True))
+        assert shared >= 37  # only the person's cell and its neighbours were parsed again
+        assert read.text == load_notebook((tmp_path / "a.ipynb").read_bytes()).projection
+        line = read.text.split("\n").index("# %% [code] id=c30") + 2
+        await patcher.apply(f"{read.header}\nreplace {line}:\n+x_30 = {round_}\n")
+        raw = (tmp_path / "a.ipynb").read_text(encoding="utf-8")
+        assert raw == nbformat.writes(nbformat.reads(raw, as_version=4)) + "\n"
+        assert f"x_30 = {round_}" in raw and f"# saved {round_}" in raw
