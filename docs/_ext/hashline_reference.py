@@ -4,7 +4,7 @@ Four pages are written into `reference/generated/` when the builder starts, from
 defines each thing, so the documentation cannot drift from it:
 
 - `configuration.md`: every configurable trait of the classes in `hashline_config_classes`
-  (name, type, default, help), as `jupyter server --help-all` shows them, plus the keys a
+  (name, type, default, help), as `jupyter hashline --help-all` shows them, plus the keys a
   workspace overlay file may set;
 - `rest.md`: every route of the REST API with its query, body and response schemas, from the
   OpenAPI document the server package builds out of its JSON Schema;
@@ -51,7 +51,9 @@ def config_page(class_names: Sequence[str], overlay_keys: Iterable[str]) -> str:
         "Generated from the code. Set these in a Jupyter config file "
         "(`jupyter_server_config.py`: `c.HashlineExtension.read_only = True`) or on the command "
         "line (`jupyter lab --HashlineExtension.read_only=True`); the command line wins over "
-        "config files, which win over the defaults. `jupyter server --help-all` lists them too.",
+        "config files, which win over the defaults. `jupyter hashline --help-all` (or "
+        "`jupyter-hashline config`) lists them in a terminal; `jupyter server --help-all` "
+        "cannot, since it prints its help before any extension is loaded.",
         "",
     ]
     for dotted in class_names:

@@ -107,6 +107,15 @@ def add_other_commands(commands: Any) -> None:
     sim.set_defaults(run=other_commands.simulator)
 
 
+class _ListTraits(argparse.Action):
+    """`--help-all` as Jupyter applications have it: `jupyter server --help-all` cannot list an
+    extension's traits (it prints before any extension is found), `jupyter hashline --help-all`
+    lists ours."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        parser.exit(other_commands.config(argparse.Namespace()))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
@@ -115,6 +124,13 @@ def build_parser() -> argparse.ArgumentParser:
         "rejected (message on stderr), 2 usage or I/O error.",
     )
     add_global_options(parser)
+    parser.add_argument(
+        "--help-all",
+        nargs=0,
+        action=_ListTraits,
+        help="list every configuration trait with its help and exit (as `config`; also "
+        "`jupyter hashline --help-all`)",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     add_tool_commands(commands)
     add_other_commands(commands)
