@@ -99,9 +99,15 @@ def _first_chars(lines: Any, chars: int) -> list[str]:
 def _base64_size(value: Any) -> int:
     """Decoded byte count of a base64 payload, counted without joining or copying it."""
     parts = value if isinstance(value, list) else [value]
-    if not all(isinstance(part, str) for part in parts):
+    if not set(map(type, parts)) <= {str}:  # a type check per line, in C
         return 0
-    length = sum(len(part) - _line_breaks(part) for part in parts)
+    if len(parts) == 1:
+        breaks = _line_breaks(parts[0])
+    else:  # stored as lines: count in C over the list, without a call per line
+        breaks = sum(map(str.count, parts, repeat("\n")))
+        if parts and "\r" in parts[0][:80]:
+            breaks += sum(map(str.count, parts, repeat("\r")))
+    length = sum(map(len, parts)) - breaks
     padding = 0
     for part in reversed(parts):
         stripped = part[-80:].rstrip()
