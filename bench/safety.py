@@ -44,6 +44,7 @@ from bench.safety_scenarios import (
 from bench.safety_strategies import (
     PEER_PACKAGE,
     PEER_VENV,
+    Attempt,
     CellIdOverwrite,
     HashlineStrategy,
     IndexTools,
@@ -72,6 +73,20 @@ class Result:
     payload_bytes: int
     message: str
 
+    @classmethod
+    def of(cls, strategy: str, scenario: Scenario, attempt: Attempt, outcome: Outcome) -> Result:
+        """The row of one scenario as `strategy` attempted it and the oracle judged it."""
+        return cls(
+            strategy=strategy,
+            scenario=scenario.name,
+            agent=scenario.agent.kind.value,
+            person=scenario.person_kind.value,
+            conflict=scenario.conflict.value,
+            outcome=outcome.value,
+            payload_bytes=attempt.payload_bytes,
+            message=attempt.message[:400],
+        )
+
 
 async def run_one(strategy: Strategy, scenario: Scenario, directory: Path) -> Result:
     path = directory / "notebook.ipynb"
@@ -80,16 +95,7 @@ async def run_one(strategy: Strategy, scenario: Scenario, directory: Path) -> Re
     path.write_text(scenario.person, encoding="utf-8")
     attempt = await strategy.apply(path, scenario)
     outcome = judge(scenario, attempt.refused, path.read_text(encoding="utf-8"))
-    return Result(
-        strategy=strategy.name,
-        scenario=scenario.name,
-        agent=scenario.agent.kind.value,
-        person=scenario.person_kind.value,
-        conflict=scenario.conflict.value,
-        outcome=outcome.value,
-        payload_bytes=attempt.payload_bytes,
-        message=attempt.message[:400],
-    )
+    return Result.of(strategy.name, scenario, attempt, outcome)
 
 
 async def run_all(strategies: Sequence[Strategy], scenarios: Sequence[Scenario]) -> list[Result]:

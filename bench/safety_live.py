@@ -222,17 +222,7 @@ async def run_live_one(
             return None
         attempt = await asyncio.to_thread(lambda: asyncio.run(tools.apply(path, moved)))
         final = await _saved(path, lambda s: s == _shown(person), "" if attempt.refused else saved)
-    outcome = judge(moved, attempt.refused, final)
-    return Result(
-        strategy=tools.name,
-        scenario=scenario.name,
-        agent=scenario.agent.kind.value,
-        person=scenario.person_kind.value,
-        conflict=scenario.conflict.value,
-        outcome=outcome.value,
-        payload_bytes=attempt.payload_bytes,
-        message=attempt.message[:400],
-    )
+    return Result.of(tools.name, scenario, attempt, judge(moved, attempt.refused, final))
 
 
 async def _run(server: LiveServer, scenarios: Sequence[Scenario]) -> tuple[list[Result], int]:

@@ -77,6 +77,11 @@ def _has_trailing_ws(text: str) -> bool:
     return text.rfind(" \n") != -1
 
 
+def line_count(text: str) -> int:
+    """How many lines `split_lines(text)` gives, without splitting."""
+    return text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+
+
 def split_lines(text: str) -> list[str]:
     """Lines of a normalized text without their LF; "" has no lines, "a\\n" has one."""
     if not text:

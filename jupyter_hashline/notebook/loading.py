@@ -41,6 +41,7 @@ from .ids import DisplayIds, display_ids
 from .layout import CellLayout, find_layout, written_layout
 from .projection import marker_starts, project_notebook
 from .repair import needs_repair
+from .serialize import is_json_mime, joined_lines
 from .validation import cell_structure_problem, structure_problem, top_level_problem
 
 try:  # orjson is a declared dependency; the stdlib keeps working where it cannot be installed
@@ -501,17 +502,3 @@ def _rejoin_bundle(bundle: Any) -> None:
     for mime, value in bundle.items():
         if not is_json_mime(mime) and isinstance(value, list):
             bundle[mime] = joined_lines(value)
-
-
-def joined_lines(value: list[Any]) -> Any:
-    """`"".join(value)` for a list of strings; any other list unchanged."""
-    try:
-        return "".join(value)
-    except TypeError:
-        return value
-
-
-def is_json_mime(mime: str) -> bool:
-    return mime == "application/json" or (
-        mime.startswith("application/") and mime.endswith("+json")
-    )

@@ -24,6 +24,7 @@ from itertools import repeat
 from typing import Any
 
 from ..hashline.errors import AnchorError
+from ..hashline.text import line_count
 from .ids import display_ids
 from .projection import cell_type_of
 
@@ -53,19 +54,15 @@ def _as_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=1, sort_keys=True)
 
 
-def _line_count(text: str) -> int:
-    return text.count("\n") + (0 if text.endswith("\n") or not text else 1)
-
-
 def _lines_in(value: Any) -> int:
-    """`_line_count` of a text payload (a string or a list of lines) without joining it."""
+    """`line_count` of a text payload (a string or a list of lines) without joining it."""
     if isinstance(value, list) and value and isinstance(value[-1], str):
         try:
             breaks = sum(map(str.count, value, repeat("\n")))
         except TypeError:  # not a list of strings
-            return _line_count(_as_text(value))
+            return line_count(_as_text(value))
         return breaks + (0 if value[-1].endswith("\n") else 1)
-    return _line_count(_as_text(value))
+    return line_count(_as_text(value))
 
 
 def _plural(count: int, word: str) -> str:

@@ -140,7 +140,7 @@ def _disk_output(output: Any) -> Any:
         return output
     text = output.get("text")
     if isinstance(text, list) and kind:
-        text = _joined(text)
+        text = joined_lines(text)
     if kind == "stream" and isinstance(text, str):
         return {**output, "text": text.splitlines(True)}
     return output if text is output.get("text") else {**output, "text": text}
@@ -153,21 +153,22 @@ def _split_bundle(bundle: Any) -> Any:
 
 
 def _disk_value(mime: str, value: Any) -> Any:
-    if isinstance(value, list) and not _is_json_mime(mime):
-        value = _joined(value)
+    if isinstance(value, list) and not is_json_mime(mime):
+        value = joined_lines(value)
     if isinstance(value, str) and (mime.startswith("text/") or mime in _SPLIT_MIMES):
         return value.splitlines(True)
     return value
 
 
-def _joined(value: list[Any]) -> Any:
+def joined_lines(value: list[Any]) -> Any:
+    """`"".join(value)` for a list of strings; any other list unchanged."""
     try:
         return "".join(value)
     except TypeError:
         return value
 
 
-def _is_json_mime(mime: str) -> bool:
+def is_json_mime(mime: str) -> bool:
     return mime == "application/json" or (
         mime.startswith("application/") and mime.endswith("+json")
     )

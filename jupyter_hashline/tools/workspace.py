@@ -41,7 +41,7 @@ from ..hashline.patcher import MiB, Patcher, SeenLinesPolicy
 from ..hashline.recovery import carry_lines
 from ..hashline.results import PartialWriteError, PatchResult
 from ..hashline.store import SnapshotStore
-from ..hashline.text import section_tag
+from ..hashline.text import line_count, section_tag
 from ..kernels import DEFAULT_TIMEOUT_S, CellRunner, KernelRun, NotRunnableError
 from ..notebook import NotebookFilesystem
 from ..notebook.filesystem import is_notebook_path
@@ -188,7 +188,7 @@ class Workspace:
                 {
                     "tag": snap.tag,
                     "recorded_at_ms": snap.recorded_at_ms,
-                    "lines": _line_count(snap.text),
+                    "lines": line_count(snap.text),
                     "seen_lines": _runs(self.store.seen_lines(path, snap.tag)),
                 }
                 for snap in self.store.history(path)
@@ -313,10 +313,6 @@ def _not_runnable(path: str) -> str:
         "has no cells to run. Only .ipynb notebooks run (on a server whose projection is "
         "'hashline')."
     )
-
-
-def _line_count(text: str) -> int:
-    return text.count("\n") + (0 if text.endswith("\n") or not text else 1)
 
 
 def _runs(lines: frozenset[int]) -> list[list[int]]:
