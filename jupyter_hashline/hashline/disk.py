@@ -85,6 +85,9 @@ class DiskFilesystem(Filesystem, ByteStorage):
         await asyncio.to_thread(_write_text, path, target, content)
         return WriteResult(text=content)
 
+    def stores_bytes(self, path: str) -> bool:
+        return True
+
     async def read_bytes(self, path: str) -> bytes:
         target = self.resolve(path)
         if _small_file(target):

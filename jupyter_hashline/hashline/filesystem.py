@@ -143,6 +143,11 @@ class ByteStorage(Protocol):
     `write_text`) or raises, leaving the old file intact.
     """
 
+    def stores_bytes(self, path: str) -> bool:
+        """Whether `path` is read and written through `read_bytes` / `write_bytes` (else through
+        the text methods: a storage may keep only some files as plain bytes)."""
+        ...
+
     async def read_bytes(self, path: str) -> bytes: ...
 
     async def write_bytes(self, path: str, data: bytes) -> None: ...

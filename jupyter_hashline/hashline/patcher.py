@@ -192,7 +192,7 @@ class Patcher:
         shown: range | list[int] = range(first, last + 1)
         if cells:
             wanted = self._cell_lines(live, cells)
-            shown = [n for n in shown if n in wanted]
+            shown = sorted(n for n in wanted if first <= n <= last)
         return shown, _read_notes(total, first, last, offset, limit, cells, shown)
 
     def _cell_lines(self, live: _Live, cells: Sequence[str] | str) -> frozenset[int]:

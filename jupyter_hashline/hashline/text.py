@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import repeat
+from typing import TypeVar
 
 import xxhash
 
@@ -90,3 +91,42 @@ def split_lines(text: str) -> list[str]:
     if lines[-1] == "":
         lines.pop()
     return lines
+
+
+Text = TypeVar("Text", str, bytes)
+"""Texts or files' bytes: the prefix and suffix compare either."""
+_BLOCK = 4096
+
+
+def common_prefix(a: Text, b: Text) -> int:
+    """Length of the longest common prefix, compared a block at a time (memcmp in C)."""
+    limit = min(len(a), len(b))
+    done = 0
+    while done + _BLOCK <= limit and a[done : done + _BLOCK] == b[done : done + _BLOCK]:
+        done += _BLOCK
+    low, high = done, min(done + _BLOCK, limit)
+    while low < high:  # the longest equal prefix within the last block: binary search
+        middle = (low + high + 1) // 2
+        if a[done:middle] == b[done:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def common_suffix(a: Text, b: Text, limit: int) -> int:
+    """Length of the longest common suffix, at most `limit`."""
+    done = 0
+    while (
+        done + _BLOCK <= limit
+        and a[len(a) - done - _BLOCK : len(a) - done] == b[len(b) - done - _BLOCK : len(b) - done]
+    ):
+        done += _BLOCK
+    low, high = done, min(done + _BLOCK, limit)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[len(a) - middle : len(a) - done] == b[len(b) - middle : len(b) - done]:
+            low = middle
+        else:
+            high = middle - 1
+    return low

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from ..hashline import messages
 from ..hashline.errors import AnchorError, UnknownTagError
 from ..hashline.recovery import changed_live_lines, equal_blocks
-from ..hashline.text import section_tag, split_lines
-from ..notebook.projection import ProjectedCell, parse_projection
+from ..hashline.text import common_prefix, common_suffix, section_tag, split_lines
+from ..notebook.projection import MARKER_PREFIX, ProjectedCell, parse_projection
 from .errors import NotRunnableError, StaleCellsError, UnseenCellsError
 
 CONTEXT_AROUND_CHANGES = 3
@@ -59,17 +59,38 @@ def touched_cells(before: str, after: str) -> tuple[str, ...]:
     """Ids of the cells an edit added or changed (type or source), in the order of `after`.
 
     `before` and `after` are the projection texts around the edit. Cells the edit deleted are
-    not included; cells without an id in `after` cannot be named and are left out.
+    not included; cells without an id in `after` cannot be named and are left out. Only the
+    cells between the texts' common start and end are parsed (the rest is the same cells,
+    unchanged), so an edit of one cell of a large notebook parses a cell or two.
     """
-    old = {c.cell_id: c for c in parse_projection(before) if c.cell_id is not None}
+    head, tail = _changed_stretch(before, after)
+    old_cells = parse_projection(before[head : len(before) - tail])
+    new_cells = parse_projection(after[head : len(after) - tail])
+    # a projection shows every cell under a distinct id, so an id in the changed stretch of
+    # `after` is nowhere in the shared start and end: its old version, if any, is in `before`'s
+    old = {c.cell_id: c for c in old_cells if c.cell_id is not None}
     touched: list[str] = []
-    for cell in parse_projection(after):
+    for cell in new_cells:
         if cell.cell_id is None or cell.cell_id in touched:
             continue
         was = old.get(cell.cell_id)
         if was is None or (was.cell_type, was.source) != (cell.cell_type, cell.source):
             touched.append(cell.cell_id)
     return tuple(touched)
+
+
+def _changed_stretch(before: str, after: str) -> tuple[int, int]:
+    """How many characters at the start and at the end of both texts are whole cells they
+    share (each boundary at a marker line, or the texts' ends)."""
+    prefix = common_prefix(before, after)
+    suffix = common_suffix(before, after, min(len(before), len(after)) - prefix)
+    if prefix == len(before) == len(after):
+        return prefix, 0
+    head = after.rfind("\n" + MARKER_PREFIX, 0, prefix) + 1  # the marker at or before it
+    start = len(after) - suffix
+    at = after.find("\n" + MARKER_PREFIX, start - 1) if suffix else -1
+    tail = len(after) - (at + 1) if at != -1 else 0
+    return head, tail
 
 
 def plan_run(

@@ -20,7 +20,8 @@ Invariants:
 - Parsing is cached by the file's bytes (a read followed by a write parses once; the bytes a
   write produced are never parsed again), and a file that changed since the version cached is
   parsed by the cells that changed (reload.py). Cached notebooks and cells are never mutated.
-- Over a `ByteStorage` (the disk) notebooks are read and written as bytes: a file is compared
+- Over a `ByteStorage` (the disk; the server's local-disk contents manager) notebooks it
+  `stores_bytes` are read and written as bytes: a file is compared
   with the bytes read before, parsed by orjson and written back without ever being decoded or
   encoded as a whole. Other storages are read and written as text.
 - Within one engine call (`callscope`) the notebook is read once: a write merges into the
@@ -125,7 +126,7 @@ class NotebookFilesystem(Filesystem):
         self._cells = CellJsonCache()
         self._summaries = CellJsonCache()
         self._lock = threading.Lock()
-        self._bytes = isinstance(inner, ByteStorage)
+        self._byte_storage = isinstance(inner, ByteStorage)
 
     def __repr__(self) -> str:
         return f"NotebookFilesystem({self.inner!r}, projection={self.projection!r})"
@@ -256,17 +257,23 @@ class NotebookFilesystem(Filesystem):
                 f"`cells` needs the hashline projection; {path} is shown as {self.projection}. "
                 "Read it with offset/limit instead."
             )
-        cells = parse_projection(text)
-        known = {c.cell_id: c for c in cells if c.cell_id is not None}
-        missing = [cid for cid in cell_ids if cid not in known]
+        loaded = self._cached_for_view(path, text)
+        if loaded is not None:
+            spans = _cell_line_spans(text, loaded.ids.ids, loaded.marker_starts, cell_ids)
+        else:
+            cells = parse_projection(text)
+            spans = {c.cell_id: (c.line, c.last_line) for c in cells if c.cell_id is not None}
+        missing = [cid for cid in cell_ids if spans.get(cid) is None]
         if missing:
-            names = ", ".join(known) or "(none)"
+            names = ", ".join(loaded.ids.ids if loaded is not None else spans) or "(none)"
             raise AnchorError(
                 f"{path} has no cell with id {', '.join(missing)}. Its cell ids are: {names}."
             )
-        return frozenset(
-            n for cid in cell_ids for n in range(known[cid].line, known[cid].last_line + 1)
-        )
+        lines: set[int] = set()
+        for cid in cell_ids:
+            first, last = spans[cid] or (1, 0)
+            lines.update(range(first, last + 1))
+        return frozenset(lines)
 
     def rebase_lines(
         self, path: str, snapshot_text: str, live_text: str, footprint: Footprint
@@ -284,6 +291,9 @@ class NotebookFilesystem(Filesystem):
 
     # -- internals -----------------------------------------------------------------------------
 
+    def _as_bytes(self, path: str) -> bool:
+        return self._byte_storage and bool(self.inner.stores_bytes(path))
+
     async def _inner_write(self, path: str, content: str) -> WriteResult:
         result = await self.inner.write_text(path, content)
         if isinstance(result, WriteResult):
@@ -292,14 +302,14 @@ class NotebookFilesystem(Filesystem):
 
     async def _write_raw(self, path: str, data: bytes) -> tuple[bytes, tuple[str, ...]]:
         """Write a notebook's bytes; the bytes as they landed and the storage's notes."""
-        if self._bytes:
+        if self._as_bytes(path):
             await self.inner.write_bytes(path, data)
             return data, ()
         landed = await self._inner_write(path, data.decode("utf-8"))
         return landed.text.encode("utf-8", "surrogatepass"), landed.warnings
 
     async def _read(self, path: str) -> LoadedNotebook:
-        if self._bytes:
+        if self._as_bytes(path):
             loaded = self._load(path, await self.inner.read_bytes(path), None)
         else:
             text = str(await self.inner.read_text(path))
@@ -457,6 +467,24 @@ class NotebookFilesystem(Filesystem):
                 "was written. Cell types are code, markdown and raw; fix the marker or the "
                 "text and send the edit again."
             )
+
+
+def _cell_line_spans(
+    text: str, ids: Sequence[str], starts: Sequence[int], wanted: Sequence[str]
+) -> dict[str, tuple[int, int] | None]:
+    """The first and last line (1-based) of each wanted cell of projection `text`, from the
+    offsets of its markers: counts line breaks up to the wanted cells only."""
+    index = {cid: n for n, cid in enumerate(ids)}
+    spans: dict[str, tuple[int, int] | None] = {}
+    for cid in wanted:
+        n = index.get(cid)
+        if n is None:
+            spans[cid] = None
+            continue
+        end = starts[n + 1] if n + 1 < len(starts) else len(text)
+        first = text.count("\n", 0, starts[n]) + 1
+        spans[cid] = (first, first + text.count("\n", starts[n], end) - 1)
+    return spans
 
 
 def _to_look_at(current: LoadedNotebook, match: CellMatch) -> list[int]:

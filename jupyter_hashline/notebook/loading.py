@@ -222,10 +222,10 @@ class LoadedNotebook:
 
 
 def splice_views(previous: LoadedNotebook, loaded: LoadedNotebook) -> None:
-    """Give `loaded` its projection from `previous`'s, re-projecting only the cells between
-    the longest runs of cells they share at the start and at the end (the very same objects,
-    shown under the same ids): a few-cell change costs a few cells, not the notebook. Does
-    nothing when `previous` was never projected or the shared cells' ids differ."""
+    """Give `loaded` its projection from `previous`'s, re-projecting only the cells it does not
+    share with `previous` (the very same objects, shown under the same ids, wherever they are):
+    a change to a few scattered cells costs those cells, not the notebook or the stretch
+    between them. Does nothing when `previous` was never projected."""
     if previous._projection is None or loaded._projection is not None:
         return
     old, new = previous.nb.get("cells", []), loaded.nb.get("cells", [])
@@ -234,21 +234,59 @@ def splice_views(previous: LoadedNotebook, loaded: LoadedNotebook) -> None:
     tail = len(list(islice(takewhile(truth, map(is_, reversed(old), reversed(new))), limit)))
     ids, old_ids = loaded.ids.ids, previous.ids.ids
     if ids[:head] != old_ids[:head] or ids[len(ids) - tail :] != old_ids[len(old_ids) - tail :]:
-        return
+        head = tail = 0  # ids shifted (derived ids, or duplicates renamed): match cell by cell
     text, starts = previous.projection, previous.marker_starts
     start = starts[head] if head < len(old) else len(text)
     end = starts[len(old) - tail] if tail else len(text)
     with paused_gc():
-        middle = project_notebook(
-            {"cells": new[head : len(new) - tail]}, ids[head : len(ids) - tail]
-        )
+        middle, middle_starts = _splice_middle(previous, loaded, head, len(new) - tail)
     shift = len(middle) - (end - start)
     loaded._projection = text[:start] + middle + text[end:]
     loaded._starts = [
         *starts[:head],
-        *(start + at for at in marker_starts(middle)),
+        *(start + at for at in middle_starts),
         *(at + shift for at in starts[len(old) - tail :]),
     ]
+
+
+def _splice_middle(
+    previous: LoadedNotebook, loaded: LoadedNotebook, first: int, stop: int
+) -> tuple[str, list[int]]:
+    """The projection of `loaded`'s cells `first..stop-1` and its marker offsets: runs of cells
+    `previous` showed the same way (same object, same id, in order) as slices of its text, the
+    other cells projected."""
+    old_cells, cells = previous.nb.get("cells", []), loaded.nb.get("cells", [])
+    old_ids, ids = previous.ids.ids, loaded.ids.ids
+    text, starts = previous.projection, previous.marker_starts
+    where = {id(cell): n for n, cell in enumerate(old_cells)}
+    parts: list[str] = []
+    offsets: list[int] = []
+    pos = 0
+    index = first
+    while index < stop:
+        found = where.get(id(cells[index]))
+        if found is None or old_ids[found] != ids[index]:
+            run = index + 1
+            while run < stop and where.get(id(cells[run])) is None:
+                run += 1
+            piece = project_notebook({"cells": cells[index:run]}, ids[index:run])
+            offsets.extend(pos + at for at in marker_starts(piece))
+        else:
+            run, last = index + 1, found
+            while (
+                run < stop
+                and where.get(id(cells[run])) == last + 1
+                and old_ids[last + 1] == ids[run]
+            ):
+                run, last = run + 1, last + 1
+            begin = starts[found]
+            finish = starts[last + 1] if last + 1 < len(starts) else len(text)
+            piece = text[begin:finish]
+            offsets.extend(pos + at - begin for at in starts[found : last + 1])
+        parts.append(piece)
+        pos += len(piece)
+        index = run
+    return "".join(parts), offsets
 
 
 def load_notebook(

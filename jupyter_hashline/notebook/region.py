@@ -18,16 +18,14 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
+from ..hashline.text import common_prefix, common_suffix
 from .ids import DisplayIds, IdSource, is_legacy
 from .merge import merge_parsed
 from .projection import parse_projection
 
 MIN_CELLS = 2
-Text = TypeVar("Text", str, bytes)
-"""Texts or files' bytes: the prefix and suffix compare either."""
-_BLOCK = 4096
 
 
 def merge_edit(
@@ -88,37 +86,3 @@ def _outside(cid: str | None, inside: set[str], all_ids: Collection[str], legacy
     if cid is not None and cid in inside:
         return False
     return legacy or (cid is not None and cid in all_ids)
-
-
-def common_prefix(a: Text, b: Text) -> int:
-    """Length of the longest common prefix, compared a block at a time (memcmp in C)."""
-    limit = min(len(a), len(b))
-    done = 0
-    while done + _BLOCK <= limit and a[done : done + _BLOCK] == b[done : done + _BLOCK]:
-        done += _BLOCK
-    low, high = done, min(done + _BLOCK, limit)
-    while low < high:  # the longest equal prefix within the last block: binary search
-        middle = (low + high + 1) // 2
-        if a[done:middle] == b[done:middle]:
-            low = middle
-        else:
-            high = middle - 1
-    return low
-
-
-def common_suffix(a: Text, b: Text, limit: int) -> int:
-    """Length of the longest common suffix, at most `limit`."""
-    done = 0
-    while (
-        done + _BLOCK <= limit
-        and a[len(a) - done - _BLOCK : len(a) - done] == b[len(b) - done - _BLOCK : len(b) - done]
-    ):
-        done += _BLOCK
-    low, high = done, min(done + _BLOCK, limit)
-    while low < high:
-        middle = (low + high + 1) // 2
-        if a[len(a) - middle : len(a) - done] == b[len(b) - middle : len(b) - done]:
-            low = middle
-        else:
-            high = middle - 1
-    return low

@@ -27,9 +27,11 @@ Invariants:
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..hashline.text import common_prefix, common_suffix
 from .layout import HEAD, CellLayout, Span, locate_run, top_level_tail
 from .loading import (
     CellSurvey,
@@ -41,7 +43,6 @@ from .loading import (
     survey_cells,
     version_flags,
 )
-from .region import common_prefix, common_suffix
 from .validation import structure_problem
 
 __all__ = ["reload_notebook"]
@@ -95,44 +96,110 @@ def _stretch(layout: CellLayout, prefix: int, old_end: int, raw: bytes, before: 
 def _new_cells(
     old: LoadedNotebook, raw: bytes, layout: CellLayout, stretch: _Stretch, path: str
 ) -> LoadedNotebook | None:
-    found = _parse_stretch(raw, stretch, path)
+    found = _parse_stretch(raw, stretch, path, old, layout)
     if found is None:
         return None
-    fresh, fresh_spans = found
+    fresh = found.cells
     cells = old.nb["cells"]
     kept_after = cells[stretch.last + 1 :]
     nb = {**old.nb, "cells": [*cells[: stretch.first], *fresh, *kept_after]}
-    facts = survey_cells(fresh, version_flags(nb))
+    parsed = [fresh[i] for i in found.parsed]
+    facts = survey_cells(parsed, version_flags(nb))
     shift = len(fresh) - (stretch.last - stretch.first + 1)
+    suspect, repairable = old.survey.suspect, old.survey.repairable
     survey = CellSurvey(
-        _moved(old.survey.suspect, stretch, shift, facts.suspect),
-        _moved(old.survey.repairable, stretch, shift, facts.repairable),
+        _moved(suspect, stretch, shift, _within(found, suspect, stretch, facts.suspect)),
+        _moved(repairable, stretch, shift, _within(found, repairable, stretch, facts.repairable)),
         structure_problem(nb) if facts.broken or old.survey.broken else None,
     )
     new_layout = None
-    if fresh_spans is not None:
-        new_layout = _spliced(layout, stretch, fresh_spans, survey, len(raw) - len(old.raw))
+    if found.spans is not None:
+        new_layout = _spliced(layout, stretch, found, survey, len(raw) - len(old.raw))
     return LoadedNotebook(
         raw, nb, layout=new_layout, survey=survey, top_level=old.top_level_problem()
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Found:
+    """The cells now in a changed stretch: `cells` (kept ones are the old objects), `spans`
+    (None when the stretch is not laid out as nbformat writes it), `parsed` (indices into
+    `cells` of those parsed from the new bytes) and `kept` (index into `cells` -> old index
+    relative to the stretch's first cell)."""
+
+    cells: list[dict[str, Any]]
+    spans: list[Span] | None
+    parsed: tuple[int, ...]
+    kept: dict[int, int]
+
+
 def _parse_stretch(
-    raw: bytes, stretch: _Stretch, path: str
-) -> tuple[list[dict[str, Any]], list[Span] | None] | None:
-    """The cells in `raw[start:stop]` and their spans: each cell parsed alone where they are laid
-    out as nbformat writes them, else the stretch parsed as array elements (no spans)."""
+    raw: bytes, stretch: _Stretch, path: str, old: LoadedNotebook, layout: CellLayout
+) -> _Found | None:
+    """The cells in `raw[start:stop]`: where they are laid out as nbformat writes them, each
+    cell whose bytes equal an old cell's (in order) is that old cell, the others are parsed
+    alone; elsewhere the stretch is parsed as array elements."""
     spans = locate_run(raw, stretch.start, stretch.stop)
     try:
-        if spans is not None:
-            cells = [parse_json(raw[start:end], path) for start, end in spans]
-        else:
+        if spans is None:
             cells = parse_json(b"[" + raw[stretch.start : stretch.stop] + b"]", path)
+            if not isinstance(cells, list):
+                return None
+            return _checked(_Found(cells, None, tuple(range(len(cells))), {}))
+        old_cells = old.nb["cells"][stretch.first : stretch.last + 1]
+        old_spans = layout.spans[stretch.first : stretch.last + 1]
+        kept = _same_bytes(raw, spans, old.raw, old_spans)
+        cells = [
+            old_cells[kept[n]] if n in kept else parse_json(raw[start:end], path)
+            for n, (start, end) in enumerate(spans)
+        ]
     except ValueError:
         return None
-    if not isinstance(cells, list) or not cells or not all(isinstance(c, dict) for c in cells):
+    parsed = tuple(n for n in range(len(cells)) if n not in kept)
+    return _checked(_Found(cells, spans, parsed, kept))
+
+
+def _checked(found: _Found) -> _Found | None:
+    cells = found.cells
+    if not cells or not all(isinstance(c, dict) for c in cells):
         return None
-    return cells, spans
+    return found
+
+
+def _same_bytes(
+    raw: bytes, spans: list[Span], old_raw: bytes, old_spans: Sequence[Span]
+) -> dict[int, int]:
+    """New cell index -> old cell index, for new cells whose bytes are an old cell's, matched
+    in order (each old cell at most once): the cells a person's save did not touch, wherever
+    they are in the stretch. Byte comparisons and one dict of byte strings, all in C."""
+    old_bytes = [old_raw[start:end] for start, end in old_spans]
+    kept: dict[int, int] = {}
+    where: dict[bytes, list[int]] | None = None
+    at = 0
+    for n, (start, end) in enumerate(spans):
+        data = raw[start:end]
+        if at < len(old_bytes) and old_bytes[at] == data:
+            kept[n] = at
+            at += 1
+            continue
+        if where is None:
+            where = {}
+            for k in range(len(old_bytes) - 1, -1, -1):
+                where.setdefault(old_bytes[k], []).insert(0, k)
+        later = [k for k in where.get(data, ()) if k >= at]
+        if later:
+            kept[n] = later[0]
+            at = later[0] + 1
+    return kept
+
+
+def _within(
+    found: _Found, old: frozenset[int], stretch: _Stretch, parsed_facts: tuple[int, ...]
+) -> tuple[int, ...]:
+    """Indices relative to the stretch's first cell: kept cells flagged in `old` (absolute
+    old indices), and parsed cells flagged by their survey (`parsed_facts` index `parsed`)."""
+    kept = [n for n, k in found.kept.items() if stretch.first + k in old]
+    return tuple(sorted([*kept, *(found.parsed[i] for i in parsed_facts)]))
 
 
 def _moved(
@@ -147,22 +214,21 @@ def _moved(
 
 
 def _spliced(
-    layout: CellLayout,
-    stretch: _Stretch,
-    fresh_spans: list[Span],
-    survey: CellSurvey,
-    delta: int,
+    layout: CellLayout, stretch: _Stretch, found: _Found, survey: CellSurvey, delta: int
 ) -> CellLayout:
     """The old layout with the stretch's spans replaced and the spans after it moved. The
-    stretch's cells are suspect: their bytes are reused only once a write has serialized them
-    (a read that no write follows never pays for checking them)."""
+    stretch's parsed cells are suspect: their bytes are reused only once a write has serialized
+    them (a read that no write follows never pays for checking them); every other cell keeps
+    its standing (a kept cell's bytes are its old bytes)."""
     spans = layout.spans
+    assert found.spans is not None
     after = [(start + delta, end + delta) for start, end in spans[stretch.last + 1 :]]
-    fresh = range(stretch.first, stretch.first + len(fresh_spans))
+    shift = len(found.cells) - (stretch.last - stretch.first + 1)
+    standing = _within(found, layout.suspect, stretch, ())
     return CellLayout(
-        (*spans[: stretch.first], *fresh_spans, *after),
+        (*spans[: stretch.first], *found.spans, *after),
         layout.tail_start + delta,
-        survey.suspect | frozenset(fresh),
+        survey.suspect | _moved(layout.suspect, stretch, shift, (*standing, *found.parsed)),
     )
 
 

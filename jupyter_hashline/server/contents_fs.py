@@ -15,12 +15,19 @@ Invariants:
   is that model serialized as Jupyter writes it. A notebook torn by a save that died
   halfway reads as the previous notebook Jupyter's atomic writer kept (the one place a file is
   read with `open()`: that writer's own intermediate).
-- Writes save what they are given byte for byte (`type="file", format="text"`), notebooks
-  included, so the bytes the notebook layer reused reach the disk; a notebook's first save
-  gets its checkpoint, as a notebook save does. Notebook models (`type="notebook"`, content
-  as `nbformat.reads` gives it) are saved instead for paired notebooks (so jupytext writes
-  every paired file) and when the manager has save hooks (they may expect notebook models).
-- The landed text is read back the way it is read (raw, or the paired notebook's model).
+- Notebooks on the stock local-disk manager (`FileContentsManager` or its async twin, not
+  subclassed to save or get differently, without save hooks) are stored as bytes
+  (`ByteStorage`): read from disk and written crash-safe (a temp file beside the notebook,
+  fsync, rename, directory fsync: no moment where the notebook on disk is empty or partial,
+  unlike the stock writer, which truncates in place), so the bytes the notebook layer built
+  are the bytes saved, nothing is parsed again and nothing is read back. As on a notebook
+  save, a notebook's first save gets its checkpoint and the manager emits its `save` event.
+- Other writes save what they are given byte for byte (`type="file", format="text"`),
+  notebooks included; a notebook's first save gets its checkpoint, as a notebook save does.
+  Notebook models (`type="notebook"`, content as `nbformat.reads` gives it) are saved instead
+  for paired notebooks (so jupytext writes every paired file) and when the manager has save
+  hooks (they may expect notebook models). The landed text is read back the way it is read
+  (raw, or the paired notebook's model).
 - Nothing is written when the server is read-only, the file is marked read-only, the content
   holds a NUL character, or it exceeds `max_file_bytes`.
 - Contents-manager `HTTPError`s and other exceptions become engine errors (`HashlineError`).
@@ -37,8 +44,13 @@ from typing import Any, TypeVar
 
 from jupyter_core.utils import ensure_async
 from jupyter_server.services.contents.fileio import path_to_intermediate
+from jupyter_server.services.contents.filemanager import (
+    AsyncFileContentsManager,
+    FileContentsManager,
+)
 from tornado.web import HTTPError
 
+from ..hashline.disk import DiskFilesystem
 from ..hashline.errors import (
     HashlineError,
     NotFoundError,
@@ -46,7 +58,7 @@ from ..hashline.errors import (
     TooLargeError,
     WriteFailedError,
 )
-from ..hashline.filesystem import Filesystem, WriteResult
+from ..hashline.filesystem import ByteStorage, Filesystem, WriteResult
 from ..notebook.errors import InvalidNotebookError
 from ..notebook.loading import parse_json, paused_gc, rejoin_lines
 from ..notebook.serialize import serialize_notebook
@@ -103,7 +115,7 @@ def _from_http_error(path: str, err: HTTPError, *, writing: bool) -> HashlineErr
     return StorageError(f"Reading {path} failed: {detail}")
 
 
-class ContentsFilesystem(Filesystem):
+class ContentsFilesystem(Filesystem, ByteStorage):
     """Raw text files addressed by API path, stored by a Jupyter contents manager."""
 
     def __init__(
@@ -120,6 +132,7 @@ class ContentsFilesystem(Filesystem):
         self._read_only = read_only
         self._max_file_bytes = max_file_bytes
         self._roots: tuple[Any, str | None] | None = None
+        self._disk: tuple[str, DiskFilesystem] | None = None
 
     @classmethod
     def current(cls, manager: Callable[[], Any], **options: Any) -> ContentsFilesystem:
@@ -194,22 +207,27 @@ class ContentsFilesystem(Filesystem):
         atomic writer left the previous file next to it as its `.~` intermediate: read that
         previous notebook instead, touching nothing (Jupyter restores it on its next open).
         Costs a stat per read; the text is parsed only while an intermediate exists."""
+        previous = self._previous_if_torn(path, text)
+        return text if previous is None else previous.decode("utf-8")
+
+    def _previous_if_torn(self, path: str, data: str | bytes) -> bytes | None:
+        """The `.~` intermediate's bytes when `data` (the file) is torn and they are not."""
         if self._local_root is None:
-            return text
+            return None
         backup = path_to_intermediate(confined_os_path(self._local_root, path))
         if not os.path.isfile(backup):
-            return text
+            return None
         try:
-            json.loads(text)
-            return text
+            json.loads(data)
+            return None
         except ValueError:
             pass
         try:
-            with open(backup, encoding="utf-8") as previous:
+            with open(backup, "rb") as previous:
                 old = previous.read()
             json.loads(old)
         except (OSError, ValueError):
-            return text
+            return None
         return old
 
     async def _read_model(self, path: str) -> str:
@@ -221,6 +239,48 @@ class ContentsFilesystem(Filesystem):
         text = serialize_notebook(content)
         self._check_size(path, text)
         return text
+
+    # -- notebooks as bytes (ByteStorage) -------------------------------------------------------
+
+    def stores_bytes(self, path: str) -> bool:
+        """Whether notebook `path` is stored as bytes on local disk (see the module docstring)."""
+        cm = self._cm
+        return (
+            path.endswith(".ipynb")
+            and self._local_root is not None
+            and _stock_file_manager(cm)
+            and not _has_save_hooks(cm)
+        )
+
+    async def read_bytes(self, path: str) -> bytes:
+        resolved = self.resolve(path)
+        with contents_errors(resolved, writing=False):
+            data = await self._local_disk().read_bytes(resolved)
+        if len(data) > self._max_file_bytes:
+            self._check_size(resolved, data.decode("utf-8", "replace"))
+        previous = self._previous_if_torn(resolved, data)
+        return data if previous is None else previous
+
+    async def write_bytes(self, path: str, data: bytes) -> None:
+        resolved = self.resolve(path)
+        self._check_writable(resolved)
+        if len(data) > self._max_file_bytes:
+            self._check_size(resolved, data.decode("utf-8", "replace"))
+        cm = self._cm
+        with contents_errors(resolved, writing=True):
+            await self._local_disk().write_bytes(resolved, data)
+            await _ensure_checkpoint(cm, resolved)
+        cm.emit(data={"action": "save", "path": resolved})
+
+    def _local_disk(self) -> DiskFilesystem:
+        """The manager's root as a `DiskFilesystem` (its atomic, fsynced writes)."""
+        root = self._local_root
+        assert root is not None, "stores_bytes() said this manager keeps no local files"
+        if self._disk is None or self._disk[0] != root:
+            self._disk = (root, DiskFilesystem(root))
+        return self._disk[1]
+
+    # -- the rest of the protocol --------------------------------------------------------------
 
     async def exists(self, path: str) -> bool:
         resolved = self.resolve(path)
@@ -324,6 +384,19 @@ def is_paired(text: str) -> bool:
         return False
     jupytext = metadata.get("jupytext") if isinstance(metadata, Mapping) else None
     return isinstance(jupytext, Mapping) and bool(jupytext.get("formats"))
+
+
+_STOCK_MANAGERS = (FileContentsManager, AsyncFileContentsManager)
+
+
+def _stock_file_manager(cm: Any) -> bool:
+    """Whether `cm` stores files on local disk exactly as jupyter_server's own managers do (a
+    subclass that saves or reads its own way, such as jupytext's, is not)."""
+    cls = type(cm)
+    return any(
+        isinstance(cm, base) and cls.save is base.save and cls.get is base.get
+        for base in _STOCK_MANAGERS
+    )
 
 
 def _has_save_hooks(cm: Any) -> bool:

@@ -31,7 +31,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from ..hashline.filesystem import Filesystem, WriteResult
+from ..hashline.filesystem import ByteStorage, Filesystem, WriteResult
 from ..notebook import NotebookFilesystem, is_notebook_path, serialize_notebook
 from .contents_fs import ContentsFilesystem, parse_notebook_text
 from .live_apply import LiveDocumentChanged, apply_to_live
@@ -73,7 +73,7 @@ def live_notebook(document: Any) -> dict[str, Any]:
     return dict(nb)
 
 
-class LiveContentsFilesystem(Filesystem):
+class LiveContentsFilesystem(Filesystem, ByteStorage):
     """Raw files through the contents manager; open notebooks through their shared document."""
 
     def __init__(self, contents: ContentsFilesystem, rooms: RoomFinder, cache_size: int = 16):
@@ -113,6 +113,25 @@ class LiveContentsFilesystem(Filesystem):
         saved = await live.save()
         landed = await self.contents.read_text(resolved)
         return WriteResult(landed, () if saved else (NOT_SAVED,))
+
+    # A notebook without a room is stored as the contents filesystem stores it (as bytes on
+    # local disk); one with a room (even one still opening) goes through the text methods.
+
+    def stores_bytes(self, path: str) -> bool:
+        return self.contents.stores_bytes(path) and not self.rooms.has_room(
+            self.contents.resolve(path)
+        )
+
+    async def read_bytes(self, path: str) -> bytes:
+        if self.rooms.has_room(self.contents.resolve(path)):  # opened since stores_bytes()
+            return (await self.read_text(path)).encode("utf-8", "surrogatepass")
+        return await self.contents.read_bytes(path)
+
+    async def write_bytes(self, path: str, data: bytes) -> None:
+        resolved = self.contents.resolve(path)
+        if self.rooms.has_room(resolved):  # opened since the edit's read: run it again, live
+            raise LiveDocumentChanged(resolved)
+        await self.contents.write_bytes(path, data)
 
     async def preflight_write(self, path: str) -> None:
         await self.contents.preflight_write(path)

@@ -123,6 +123,15 @@ class RoomFinder:
             return None
         return cached if self._usable(cached.room) else None
 
+    def has_room(self, path: str) -> bool:
+        """Whether notebook `path` has a room at all, ready or not (no I/O but the file-id
+        lookup; never waits): a notebook with one is read and written through `find`."""
+        found = self._rooms()
+        if found is None:
+            return False
+        room_id = self._room_id(path, found[1])
+        return room_id is not None and room_id in found[1]
+
     async def find(self, path: str) -> LiveRoom | None:
         """The open, ready room of notebook `path`, or None (then use the contents path)."""
         found = self._rooms()

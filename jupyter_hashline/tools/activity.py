@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..hashline.results import PatchResult
-from ..hashline.text import section_tag
+from ..hashline.text import common_prefix, common_suffix, section_tag
 
 _CELL_MARKER = re.compile(r"^# %% \[[^\]]*\](?:.* )?id=(\S+)")
 
@@ -119,17 +119,21 @@ class ActivityRecord:
 
 @dataclass(frozen=True, slots=True)
 class _Changed:
-    """The lines that differ, after cutting the common head and tail: old[start:old_end] became
-    new[start:new_end]. Diffing only this middle keeps an edit of a huge file cheap."""
+    """The lines that differ, in a window of both texts around them: old[start:old_end] became
+    new[start:new_end], where `old` and `new` are the window's lines (split on LF, as hashline
+    numbers lines) and `base` is the number of lines above the window. The window holds the
+    changed lines, `CONTEXT_LINES` more on each side and the cell marker above them, so an edit
+    of a huge file splits and diffs a few lines, not the file."""
 
     old: list[str]
     new: list[str]
     start: int
     old_end: int
     new_end: int
+    base: int = 0
 
     def opcodes(self) -> list[tuple[str, int, int, int, int]]:
-        """difflib opcodes over the whole texts (equal runs at the ends included)."""
+        """difflib opcodes over the window (its equal lines at the ends included)."""
         matcher = difflib.SequenceMatcher(
             a=self.old[self.start : self.old_end],
             b=self.new[self.start : self.new_end],
@@ -145,15 +149,60 @@ class _Changed:
         return head + codes + (tail if tail_len else [])
 
 
+CONTEXT_LINES = 4
+"""Equal lines kept on each side of the changed ones (more than any diff's context)."""
+
+
 def changed_region(before: str, after: str) -> _Changed:
-    old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    """The window of lines around what differs (see `_Changed`): the common head and tail are
+    found as characters, compared in C."""
+    prefix = common_prefix(before, after)
+    suffix = common_suffix(before, after, min(len(before), len(after)) - prefix)
+    first = _window_start(before, prefix)
+    old_stop = _window_stop(before, len(before) - suffix)
+    new_stop = _window_stop(after, len(after) - suffix)
+    if len(before) - old_stop != len(after) - new_stop:  # the tails differ as lines: widen
+        old_stop, new_stop = len(before), len(after)
+    old, new = _lines(before[first:old_stop]), _lines(after[first:new_stop])
     start, limit = 0, min(len(old), len(new))
     while start < limit and old[start] == new[start]:
         start += 1
     old_end, new_end = len(old), len(new)
     while old_end > start and new_end > start and old[old_end - 1] == new[new_end - 1]:
         old_end, new_end = old_end - 1, new_end - 1
-    return _Changed(old, new, start, old_end, new_end)
+    return _Changed(old, new, start, old_end, new_end, before.count("\n", 0, first))
+
+
+def _window_start(text: str, at: int) -> int:
+    """The start of a line `CONTEXT_LINES` above the line holding `at`, or of the cell marker
+    above it when that is higher."""
+    start = text.rfind("\n", 0, at) + 1
+    for _ in range(CONTEXT_LINES):
+        if start == 0:
+            return 0
+        start = text.rfind("\n", 0, start - 1) + 1
+    marker = text.rfind("\n# %% [", 0, start)
+    return start if marker == -1 and not text.startswith("# %% [") else min(start, marker + 1)
+
+
+def _window_stop(text: str, at: int) -> int:
+    """The end of a line `CONTEXT_LINES` below the line holding `at` (the text's end at most)."""
+    stop = at
+    for _ in range(CONTEXT_LINES + 1):
+        found = text.find("\n", stop)
+        if found == -1:
+            return len(text)
+        stop = found + 1
+    return stop
+
+
+def _lines(text: str) -> list[str]:
+    """Lines split on LF only, each with its LF (the last one without, if unterminated)."""
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
 
 
 def _span(first: int, last: int) -> str:
@@ -169,7 +218,8 @@ def unified_diff(path: str, before: str, after: str, max_chars: int, context: in
     codes = _grouped(changed.opcodes(), context)
     for group in codes:
         i1, j1, i2, j2 = group[0][1], group[0][3], group[-1][2], group[-1][4]
-        out.append(f"@@ -{_span(i1, i2)} +{_span(j1, j2)} @@\n")
+        base = changed.base
+        out.append(f"@@ -{_span(i1 + base, i2 + base)} +{_span(j1 + base, j2 + base)} @@\n")
         for op, a1, a2, b1, b2 in group:
             if op == "equal":
                 out.extend(" " + line for line in changed.old[a1:a2])
