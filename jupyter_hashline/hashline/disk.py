@@ -85,7 +85,7 @@ class DiskFilesystem(Filesystem, ByteStorage):
         await asyncio.to_thread(_write_text, path, target, content)
         return WriteResult(text=content)
 
-    def stores_bytes(self, path: str) -> bool:
+    async def stores_bytes(self, path: str) -> bool:
         return True
 
     async def read_bytes(self, path: str) -> bytes:

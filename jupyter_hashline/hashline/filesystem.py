@@ -143,7 +143,7 @@ class ByteStorage(Protocol):
     `write_text`) or raises, leaving the old file intact.
     """
 
-    def stores_bytes(self, path: str) -> bool:
+    async def stores_bytes(self, path: str) -> bool:
         """Whether `path` is read and written through `read_bytes` / `write_bytes` (else through
         the text methods: a storage may keep only some files as plain bytes)."""
         ...

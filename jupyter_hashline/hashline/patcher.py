@@ -64,6 +64,7 @@ from .filesystem import (
     ViewAnnotator,
 )
 from .locks import PathLocks
+from .offload import offloaded
 from .parse import PatchInput, parse_patch
 from .recovery import carry_lines, rebase_by_text
 from .results import (
@@ -165,14 +166,24 @@ class Patcher:
     ) -> ReadResult:
         async with self._locked([await self._key(path)]):
             live = await self._load(path, missing_hint="Check the path.")
-            lines = split_lines(live.text)
-            shown, notes = self._select(live, lines, offset, limit, cells)
-            tag = self.store.record(live.key, live.text)
-            self.store.record_seen_lines(live.key, tag, shown, agent=self.agent)
-        head = messages.header(path, tag)
-        annotations = self._annotations(path, live.raw)
+            return await offloaded(len(live.text), lambda: self._shown(live, offset, limit, cells))
+
+    def _shown(
+        self,
+        live: _Live,
+        offset: int | None,
+        limit: int | None,
+        cells: Sequence[str] | str | None,
+    ) -> ReadResult:
+        """The read view of `live`, its snapshot and the lines shown recorded."""
+        lines = split_lines(live.text)
+        shown, notes = self._select(live, lines, offset, limit, cells)
+        tag = self.store.record(live.key, live.text)
+        self.store.record_seen_lines(live.key, tag, shown, agent=self.agent)
+        head = messages.header(live.path, tag)
+        annotations = self._annotations(live.path, live.raw)
         rows = [head, *messages.view_rows(lines, shown, annotations), *notes]
-        return ReadResult(path, tag, head, "\n".join(rows), live.text)
+        return ReadResult(live.path, tag, head, "\n".join(rows), live.text)
 
     def _select(
         self,
@@ -317,6 +328,9 @@ class Patcher:
         preflight = getattr(self.fs, "preflight_write", None)
         if preflight is not None:
             await preflight(section.path)
+        return await offloaded(len(live.text), lambda: self._prepare_loaded(section, live))
+
+    def _prepare_loaded(self, section: PatchSection, live: _Live) -> _Prepared:
         snapshot = self.store.by_hash(live.key, section.tag)
         if snapshot is None:
             raise self._unknown_tag(section, live)
@@ -442,6 +456,13 @@ class Patcher:
     async def _write_section(self, item: _Prepared) -> SectionResult:
         live, applied = item.live, item.applied
         landed, write_notes = await self._land(live.path, applied.text, live)
+        return await offloaded(len(landed), lambda: self._landed_section(item, landed, write_notes))
+
+    def _landed_section(
+        self, item: _Prepared, landed: str, write_notes: tuple[str, ...]
+    ) -> SectionResult:
+        """What a section's write landed, recorded, as its result."""
+        live, applied = item.live, item.applied
         warnings = [*item.warnings, *applied.warnings, *write_notes]
         seen = item.carried_seen
         if landed != applied.text:  # e.g. new cells got ids: what stayed the same stays seen

@@ -49,6 +49,7 @@ from ..hashline.filesystem import (
     RebaseRefusal,
     WriteResult,
 )
+from ..hashline.offload import offloaded
 from .cellmatch import CellMatch, match_cells
 from .errors import InvalidNotebookError
 from .executed import Executed, with_executed
@@ -140,20 +141,36 @@ class NotebookFilesystem(Filesystem):
     async def read_text(self, path: str) -> str:
         if not is_notebook_path(path):
             return str(await self.inner.read_text(path))
-        return self._view(await self._read(path))
+        raw, text = await self._fetch(path)
+        return await offloaded(len(raw), lambda: self._read_view(path, raw, text))
 
     async def write_text(self, path: str, content: str) -> WriteResult:
         if not is_notebook_path(path):
             return await self._inner_write(path, content)
         current = await self._current(path)
-        with paused_gc():
-            planned = self._plan_write(path, current, content)
+        size = len(current.raw) if current is not None else len(content)
+        planned = await offloaded(size, lambda: self._planned(path, current, content))
         if isinstance(planned, LoadedNotebook):
             return WriteResult(self._view(planned))
         written, notes = planned
         landed, write_notes = await self._write_raw(path, written.raw)
-        loaded = self._landed(path, written, landed)
-        return WriteResult(self._view(loaded), (*notes, *write_notes))
+        view = await offloaded(size, lambda: self._view(self._landed(path, written, landed)))
+        return WriteResult(view, (*notes, *write_notes))
+
+    def _planned(
+        self, path: str, current: LoadedNotebook | None, content: str
+    ) -> LoadedNotebook | tuple[LoadedNotebook, tuple[str, ...]]:
+        with paused_gc():
+            return self._plan_write(path, current, content)
+
+    def _read_view(self, path: str, raw: bytes, text: str | None) -> str:
+        """The notebook in `raw` loaded and remembered, and its view; for the hashline
+        projection also its output summaries (a read shows them next)."""
+        loaded = self._loaded_now(path, raw, text)
+        view = self._view(loaded)
+        if self.hashline:
+            loaded.view("annotations", lambda nb, _: _output_notes(nb, self._summaries))
+        return view
 
     def _plan_write(
         self, path: str, current: LoadedNotebook | None, content: str
@@ -291,8 +308,8 @@ class NotebookFilesystem(Filesystem):
 
     # -- internals -----------------------------------------------------------------------------
 
-    def _as_bytes(self, path: str) -> bool:
-        return self._byte_storage and bool(self.inner.stores_bytes(path))
+    async def _as_bytes(self, path: str) -> bool:
+        return self._byte_storage and bool(await self.inner.stores_bytes(path))
 
     async def _inner_write(self, path: str, content: str) -> WriteResult:
         result = await self.inner.write_text(path, content)
@@ -302,18 +319,26 @@ class NotebookFilesystem(Filesystem):
 
     async def _write_raw(self, path: str, data: bytes) -> tuple[bytes, tuple[str, ...]]:
         """Write a notebook's bytes; the bytes as they landed and the storage's notes."""
-        if self._as_bytes(path):
+        if await self._as_bytes(path):
             await self.inner.write_bytes(path, data)
             return data, ()
         landed = await self._inner_write(path, data.decode("utf-8"))
         return landed.text.encode("utf-8", "surrogatepass"), landed.warnings
 
     async def _read(self, path: str) -> LoadedNotebook:
-        if self._as_bytes(path):
-            loaded = self._load(path, await self.inner.read_bytes(path), None)
-        else:
-            text = str(await self.inner.read_text(path))
-            loaded = self._load(path, text.encode("utf-8", "surrogatepass"), text)
+        raw, text = await self._fetch(path)
+        return await offloaded(len(raw), lambda: self._loaded_now(path, raw, text))
+
+    async def _fetch(self, path: str) -> tuple[bytes, str | None]:
+        """The notebook file's bytes, and its text when the storage gave text."""
+        if await self._as_bytes(path):
+            return await self.inner.read_bytes(path), None
+        text = str(await self.inner.read_text(path))
+        return text.encode("utf-8", "surrogatepass"), text
+
+    def _loaded_now(self, path: str, raw: bytes, text: str | None) -> LoadedNotebook:
+        """The notebook in `raw`, as the one this engine call read."""
+        loaded = self._load(path, raw, text)
         memo = scope_memo()
         if memo is not None:
             memo[("notebook", self, path)] = loaded

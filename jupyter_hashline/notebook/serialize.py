@@ -23,6 +23,7 @@ Invariants:
 from __future__ import annotations
 
 import json
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -43,24 +44,27 @@ class CellJsonCache:
     def __init__(self, max_cells: int = 20_000) -> None:
         self._entries: OrderedDict[int, tuple[object, str]] = OrderedDict()
         self._max = max_cells
+        self._lock = threading.Lock()  # worker threads share it (notebook/filesystem.py)
 
     def __len__(self) -> int:
         return len(self._entries)
 
     def get(self, cell: object) -> str | None:
-        entry = self._entries.get(id(cell))
-        if entry is None or entry[0] is not cell:
-            return None
-        self._entries.move_to_end(id(cell))
-        return entry[1]
+        with self._lock:
+            entry = self._entries.get(id(cell))
+            if entry is None or entry[0] is not cell:
+                return None
+            self._entries.move_to_end(id(cell))
+            return entry[1]
 
     def put(self, cell: object, text: str) -> None:
         key = id(cell)
-        if key in self._entries:
-            self._entries.move_to_end(key)
-        self._entries[key] = (cell, text)
-        if len(self._entries) > self._max:
-            self._entries.popitem(last=False)
+        with self._lock:
+            if key in self._entries:
+                self._entries.move_to_end(key)
+            self._entries[key] = (cell, text)
+            if len(self._entries) > self._max:
+                self._entries.popitem(last=False)
 
     def clear(self) -> None:
         self._entries.clear()

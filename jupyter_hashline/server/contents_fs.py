@@ -15,8 +15,11 @@ Invariants:
   is that model serialized as Jupyter writes it. A notebook torn by a save that died
   halfway reads as the previous notebook Jupyter's atomic writer kept (the one place a file is
   read with `open()`: that writer's own intermediate).
-- Notebooks on the stock local-disk manager (`FileContentsManager` or its async twin, not
-  subclassed to save or get differently, without save hooks) are stored as bytes
+- Notebooks on a stock local-disk manager (jupyter_server's `FileContentsManager`,
+  `LargeFileManager` or their async twins, not subclassed to save or get differently, without
+  save hooks), or on jupytext's manager over one when neither jupytext's configuration nor the
+  notebook's metadata pairs the notebook (jupytext then saves it as that manager would), are
+  stored as bytes
   (`ByteStorage`): read from disk and written crash-safe (a temp file beside the notebook,
   fsync, rename, directory fsync: no moment where the notebook on disk is empty or partial,
   unlike the stock writer, which truncates in place), so the bytes the notebook layer built
@@ -48,8 +51,13 @@ from jupyter_server.services.contents.filemanager import (
     AsyncFileContentsManager,
     FileContentsManager,
 )
+from jupyter_server.services.contents.largefilemanager import (
+    AsyncLargeFileManager,
+    LargeFileManager,
+)
 from tornado.web import HTTPError
 
+from ..hashline.callscope import scope_memo
 from ..hashline.disk import DiskFilesystem
 from ..hashline.errors import (
     HashlineError,
@@ -133,6 +141,7 @@ class ContentsFilesystem(Filesystem, ByteStorage):
         self._max_file_bytes = max_file_bytes
         self._roots: tuple[Any, str | None] | None = None
         self._disk: tuple[str, DiskFilesystem] | None = None
+        self._unpaired_files: dict[str, tuple[int, int, bool]] = {}
 
     @classmethod
     def current(cls, manager: Callable[[], Any], **options: Any) -> ContentsFilesystem:
@@ -175,14 +184,28 @@ class ContentsFilesystem(Filesystem, ByteStorage):
                 f"{list(self._allowed)}. Work on files under those folders."
             )
         if self._local_root is not None:
-            confined_os_path(self._local_root, path)
+            self._os_path(path)
         return path
+
+    def _os_path(self, path: str) -> str:
+        """The confined real path of API `path`, resolved once per engine call (callscope): the
+        file a call read is the file it writes, and a call resolves symlinks only once."""
+        root = self._local_root
+        assert root is not None
+        memo = scope_memo()
+        if memo is None:
+            return confined_os_path(root, path)
+        key = ("contents os path", self, root, path)
+        found: str | None = memo.get(key)
+        if found is None:
+            found = memo[key] = confined_os_path(root, path)
+        return found
 
     async def canonical_path(self, path: str) -> str:
         resolved = self.resolve(path)
         if self._local_root is None:
             return resolved
-        real = confined_os_path(self._local_root, resolved)
+        real = self._os_path(resolved)
         return os.path.relpath(real, os.path.realpath(self._local_root)).replace(os.sep, "/")
 
     async def read_text(self, path: str) -> str:
@@ -214,7 +237,7 @@ class ContentsFilesystem(Filesystem, ByteStorage):
         """The `.~` intermediate's bytes when `data` (the file) is torn and they are not."""
         if self._local_root is None:
             return None
-        backup = path_to_intermediate(confined_os_path(self._local_root, path))
+        backup = path_to_intermediate(self._os_path(path))
         if not os.path.isfile(backup):
             return None
         try:
@@ -242,20 +265,49 @@ class ContentsFilesystem(Filesystem, ByteStorage):
 
     # -- notebooks as bytes (ByteStorage) -------------------------------------------------------
 
-    def stores_bytes(self, path: str) -> bool:
-        """Whether notebook `path` is stored as bytes on local disk (see the module docstring)."""
+    async def stores_bytes(self, path: str) -> bool:
+        """Whether notebook `path` is stored as bytes on local disk (see the module docstring):
+        on a stock local-disk manager, or on jupytext's over one when nothing pairs it."""
+        if not path.endswith(".ipynb") or self._local_root is None:
+            return False
         cm = self._cm
-        return (
-            path.endswith(".ipynb")
-            and self._local_root is not None
-            and _stock_file_manager(cm)
-            and not _has_save_hooks(cm)
-        )
+        kind = _storage_kind(cm)
+        if kind is None or _has_save_hooks(cm):
+            return False
+        return kind == _STOCK or await self._unpaired(cm, path)
+
+    async def _unpaired(self, cm: Any, path: str) -> bool:
+        """Under jupytext's manager: whether neither its configuration nor the notebook's
+        metadata pairs `path` (then jupytext saves it as the manager below it would). The
+        bytes read to tell are kept for this engine call's `read_bytes`."""
+        with contents_errors(path, writing=False):
+            config = await ensure_async(cm.get_config(path, use_cache=True))
+            if config is not None and config.default_formats(path):
+                return False
+            info = os.stat(self._os_path(path))
+            known = self._unpaired_files.get(path)
+            if known is not None and known[:2] == (info.st_size, info.st_mtime_ns):
+                return known[2]
+            data = await self._local_disk().read_bytes(path)
+        memo = scope_memo()
+        if memo is not None:
+            memo[("contents bytes", self, path)] = data
+        unpaired = _JUPYTEXT_KEY not in data
+        self._remember_unpaired(path, info, unpaired)
+        return unpaired
+
+    def _remember_unpaired(self, path: str, info: os.stat_result, unpaired: bool) -> None:
+        self._unpaired_files[path] = (info.st_size, info.st_mtime_ns, unpaired)
+        while len(self._unpaired_files) > _UNPAIRED_KNOWN:
+            del self._unpaired_files[next(iter(self._unpaired_files))]
 
     async def read_bytes(self, path: str) -> bytes:
         resolved = self.resolve(path)
-        with contents_errors(resolved, writing=False):
-            data = await self._local_disk().read_bytes(resolved)
+        memo = scope_memo()
+        data = None if memo is None else memo.pop(("contents bytes", self, resolved), None)
+        if data is None:
+            with contents_errors(resolved, writing=False):
+                data = await self._local_disk().read_bytes(resolved)
         if len(data) > self._max_file_bytes:
             self._check_size(resolved, data.decode("utf-8", "replace"))
         previous = self._previous_if_torn(resolved, data)
@@ -271,6 +323,10 @@ class ContentsFilesystem(Filesystem, ByteStorage):
             await self._local_disk().write_bytes(resolved, data)
             await _ensure_checkpoint(cm, resolved)
         cm.emit(data={"action": "save", "path": resolved})
+        known = self._unpaired_files.get(resolved)
+        if known is not None:  # an edit of cells never pairs a notebook (metadata is kept)
+            with contextlib.suppress(OSError):
+                self._remember_unpaired(resolved, os.stat(self._os_path(resolved)), known[2])
 
     def _local_disk(self) -> DiskFilesystem:
         """The manager's root as a `DiskFilesystem` (its atomic, fsynced writes)."""
@@ -356,7 +412,7 @@ class ContentsFilesystem(Filesystem, ByteStorage):
             )
         if self._local_root is None:
             return
-        real = confined_os_path(self._local_root, path)
+        real = self._os_path(path)
         with contextlib.suppress(OSError):
             if not os.stat(real).st_mode & _WRITE_BITS:
                 raise PermissionDeniedError(
@@ -386,17 +442,37 @@ def is_paired(text: str) -> bool:
     return isinstance(jupytext, Mapping) and bool(jupytext.get("formats"))
 
 
-_STOCK_MANAGERS = (FileContentsManager, AsyncFileContentsManager)
+_STOCK_MANAGERS = (
+    FileContentsManager,
+    AsyncFileContentsManager,
+    LargeFileManager,  # saves in chunks when asked, else as the manager it extends
+    AsyncLargeFileManager,
+)
+_STOCK, _JUPYTEXT = "stock", "jupytext"
+_UNPAIRED_KNOWN = 256
+"""Notebooks whose pairing verdict is remembered (by size and modification time)."""
+_JUPYTEXT_KEY = b'"jupytext'
+"""Starts every key jupytext pairs a notebook by (`jupytext`, with its `formats` and
+`text_representation`, and the older `jupytext_formats`); base64 data never holds a quote."""
 
 
-def _stock_file_manager(cm: Any) -> bool:
-    """Whether `cm` stores files on local disk exactly as jupyter_server's own managers do (a
-    subclass that saves or reads its own way, such as jupytext's, is not)."""
-    cls = type(cm)
+def _stock_class(cls: type) -> bool:
+    """Whether `cls` stores files on local disk exactly as one of jupyter_server's own managers
+    (a subclass that saves or reads its own way is not)."""
     return any(
-        isinstance(cm, base) and cls.save is base.save and cls.get is base.get
+        issubclass(cls, base) and cls.save is base.save and cls.get is base.get
         for base in _STOCK_MANAGERS
     )
+
+
+def _storage_kind(cm: Any) -> str | None:
+    """`_STOCK`, `_JUPYTEXT` (jupytext's manager over a stock one) or None (anything else)."""
+    cls = type(cm)
+    if _stock_class(cls):
+        return _STOCK
+    if cls.__name__.endswith("JupytextContentsManager") and _stock_class(cls.__mro__[1]):
+        return _JUPYTEXT
+    return None
 
 
 def _has_save_hooks(cm: Any) -> bool:

@@ -117,10 +117,10 @@ class LiveContentsFilesystem(Filesystem, ByteStorage):
     # A notebook without a room is stored as the contents filesystem stores it (as bytes on
     # local disk); one with a room (even one still opening) goes through the text methods.
 
-    def stores_bytes(self, path: str) -> bool:
-        return self.contents.stores_bytes(path) and not self.rooms.has_room(
-            self.contents.resolve(path)
-        )
+    async def stores_bytes(self, path: str) -> bool:
+        if self.rooms.has_room(self.contents.resolve(path)):
+            return False
+        return await self.contents.stores_bytes(path)
 
     async def read_bytes(self, path: str) -> bytes:
         if self.rooms.has_room(self.contents.resolve(path)):  # opened since stores_bytes()
