@@ -15,9 +15,8 @@ Invariants:
   is that model serialized as Jupyter writes it. A notebook torn by a save that died
   halfway reads as the previous notebook Jupyter's atomic writer kept (the one place a file is
   read with `open()`: that writer's own intermediate).
-- Notebooks on a stock local-disk manager (jupyter_server's `FileContentsManager`,
-  `LargeFileManager` or their async twins, not subclassed to save or get differently, without
-  save hooks), or on jupytext's manager over one when neither jupytext's configuration nor the
+- Notebooks on a stock local-disk manager (exactly jupyter_server's `FileContentsManager`,
+  `LargeFileManager` or their async twins, without save hooks), or on jupytext's manager over one when neither jupytext's configuration nor the
   notebook's metadata pairs the notebook (jupytext then saves it as that manager would), are
   stored as bytes
   (`ByteStorage`): read from disk and written crash-safe (a temp file beside the notebook,
@@ -457,12 +456,10 @@ _JUPYTEXT_KEY = b'"jupytext'
 
 
 def _stock_class(cls: type) -> bool:
-    """Whether `cls` stores files on local disk exactly as one of jupyter_server's own managers
-    (a subclass that saves or reads its own way is not)."""
-    return any(
-        issubclass(cls, base) and cls.save is base.save and cls.get is base.get
-        for base in _STOCK_MANAGERS
-    )
+    """Whether `cls` is one of jupyter_server's own local-disk managers, exactly: a subclass
+    may store files its own way (override how it writes, reads or names them), so it keeps
+    going through `save()`."""
+    return cls in _STOCK_MANAGERS
 
 
 def _storage_kind(cm: Any) -> str | None:
