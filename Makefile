@@ -8,7 +8,7 @@ PORT   ?= 8888
 
 DIST   ?= dist
 
-.PHONY: help venv dev lab demo test lint lint-ts format bench clean browser labextension \
+.PHONY: help venv dev lab demo test lint lint-ts format bench bench-full clean browser labextension \
         dist hub-proxy hooks docs screenshots
 
 help:
@@ -18,7 +18,8 @@ help:
 	@echo "make lint     ruff and mypy on the Python side (needs no Node)"
 	@echo "make lint-ts  ESLint and Prettier on the sidebar's TypeScript"
 	@echo "make format   apply ruff's and Prettier's formatting and safe fixes"
-	@echo "make bench    benchmarks against peers and floors"
+	@echo "make bench    benchmarks against floors and Jupyter, quick (under 5 minutes)"
+	@echo "make bench-full  every benchmark, full repeats, peers installed and run beside"
 	@echo "make dist     the sdist and the wheel (prebuilt sidebar inside) in dist/, checked by twine"
 	@echo "make hooks    install the pre-commit hooks into .git"
 	@echo "make docs     build the documentation site into docs/_build/html (offline, warnings are errors)"
@@ -138,6 +139,9 @@ dist: $(VENV)/.installed $(LABEXT_OUT)
 	$(BIN)/twine check --strict $(DIST)/jupyter_hashline-*
 
 bench: dev
+	$(BIN)/python -m bench --quick
+
+bench-full: dev
 	$(BIN)/python -m bench
 
 clean:

@@ -1,10 +1,15 @@
-"""`python -m bench` (`make bench`): every benchmark, one after another, in separate processes
-so each starts from a clean interpreter, the cold path first, then one summary table of every
-ratio next to its target (bench/summary.py) and one JSON file of all raw figures
+"""`python -m bench` (`make bench-full`): every benchmark, one after another, in separate
+processes so each starts from a clean interpreter, the cold path first, then one summary table
+of every ratio next to its target (bench/summary.py) and one JSON file of all raw figures
 (bench/results/all.json, or all-smoke.json with `--smoke`). Extra arguments (`--smoke`,
 `--repeats N`) are passed on to each. Exits non-zero if any benchmark fails to run; with
 `--check`, also if any row misses its target or a warm row is more than 10% above its
-baseline ratio (bench/warm_baseline.json). CI does not run `--check`: timings are not tests."""
+baseline ratio (bench/warm_baseline.json). CI does not run `--check`: timings are not tests.
+
+`--quick` (`make bench`, under 5 minutes on 2 cores): the timing benchmarks with fewer repeats
+(`QUICK_REPEATS`; corpus rows keep their 15 interleaved repeats), and the two safety tables
+without their peers (jupyter-mcp-server, which the full run installs and runs beside hashline):
+hashline's own columns, judged by the same oracles."""
 
 from __future__ import annotations
 
@@ -14,12 +19,32 @@ import sys
 from bench.harness import RESULTS_DIR
 from bench.summary import check, summarize
 
-MODULES = ("cold", "engine", "notebook", "zones", "server", "safety", "safety_run")
+MODULES = (
+    "cold",
+    "server_path",
+    "engine",
+    "notebook",
+    "zones",
+    "server",
+    "safety",
+    "safety_run",
+)
+QUICK_REPEATS = "5"
+QUICK_ARGS = {"safety": ("--peer", "model"), "safety_run": ("--peer", "none")}
+
+
+def module_args(name: str, args: list[str], quick: bool) -> list[str]:
+    """The arguments one benchmark gets (see the module docstring for `--quick`)."""
+    if not quick:
+        return args
+    if name in QUICK_ARGS:
+        return [a for a in args if a != "--repeats"] + list(QUICK_ARGS[name])
+    return args if "--repeats" in args else [*args, "--repeats", QUICK_REPEATS]
 
 
 def main() -> int:
-    args = [a for a in sys.argv[1:] if a != "--check"]
-    checking = "--check" in sys.argv[1:]
+    args = [a for a in sys.argv[1:] if a not in ("--check", "--quick")]
+    checking, quick = "--check" in sys.argv[1:], "--quick" in sys.argv[1:]
     suffix = "-smoke" if "--smoke" in args else ""
     RESULTS_DIR.mkdir(exist_ok=True)
     files = {name: RESULTS_DIR / f"{name}{suffix}.json" for name in MODULES}
@@ -28,7 +53,16 @@ def main() -> int:
     failed = [
         name
         for name, path in files.items()
-        if subprocess.call([sys.executable, "-m", f"bench.{name}", *args, "--json", str(path)])
+        if subprocess.call(
+            [
+                sys.executable,
+                "-m",
+                f"bench.{name}",
+                *module_args(name, args, quick),
+                "--json",
+                str(path),
+            ]
+        )
     ]
     print("\n".join(summarize(files, RESULTS_DIR / f"all{suffix}.json", smoke=bool(suffix))))
     if failed:

@@ -36,6 +36,7 @@ class Comparison:
     target: float | None = None  # ratio the candidate must stay at or under
     floor_s: list[float] = field(default_factory=list)  # the JSON floor, same rotation
     write_s: list[float] = field(default_factory=list)  # the durable write alone, same rotation
+    baseline_write_s: list[float] = field(default_factory=list)  # the baseline's own write alone
 
     @property
     def ratio(self) -> float:
@@ -59,6 +60,16 @@ class Comparison:
     def write_ratio(self) -> float | None:
         """The durable write alone as a ratio to the baseline: no durable edit goes under it."""
         return _ratio_of(self.write_s, self.baseline_s)
+
+    @property
+    def compute_ratio(self) -> float | None:
+        """Each contender's time above its own durable write, candidate over baseline (None
+        unless both writes were measured)."""
+        if not self.write_s or not self.baseline_write_s:
+            return None
+        ours = statistics.median(self.candidate_s) - statistics.median(self.write_s)
+        theirs = statistics.median(self.baseline_s) - statistics.median(self.baseline_write_s)
+        return max(ours, 0.0) / theirs if theirs > 0 else None
 
     @property
     def write_share(self) -> float | None:
@@ -188,6 +199,7 @@ def compare(
     prepare: tuple[Callable[[], object], Callable[[], object]] | None = None,
     floor: Bound | None = None,
     write: Bound | None = None,
+    baseline_write: Bound | None = None,
 ) -> Comparison:
     """Time `candidate` and `baseline` alternately `repeats` times (after one warm-up each).
 
@@ -204,6 +216,8 @@ def compare(
         rotation.append((floor[0], result.floor_s, floor[1]))
     if write is not None:
         rotation.append((write[0], result.write_s, write[1]))
+    if baseline_write is not None:
+        rotation.append((baseline_write[0], result.baseline_write_s, baseline_write[1]))
     for warm in (True, False):
         for _ in range(1 if warm else repeats):
             for fn, sink, step in rotation:
@@ -240,6 +254,7 @@ def report(
         asdict(r)
         | {"ratio": r.ratio, "spread": r.spread, "met": r.met, "reach": r.reach}
         | {"floor_ratio": r.floor_ratio, "write_ratio": r.write_ratio}
+        | ({"compute_ratio": r.compute_ratio} if isinstance(r, Comparison) else {})
         for r in rows
     ]
     json_path.write_text(json.dumps(payload, indent=1))

@@ -269,7 +269,7 @@ def main() -> None:
                                     label=label))  # fmt: skip
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    report("server_path REST, cold, loopback", [r.comparison for r in rows], None)
+    report("server_path REST, cold, loopback", [r.comparison for r in rows], args.json)
     for row in rows:
         print(f"{row.comparison.name}:\n{row.stall_line()}")
     payload = json.loads((args.json or RESULTS_DIR / "server_path.json").read_text())

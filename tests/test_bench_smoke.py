@@ -79,19 +79,30 @@ def check_cold(rows: Rows, stdout: str) -> None:
     assert all(row["ratio"] > 0 for row in rows)
 
 
+def check_server_path(rows: Rows, stdout: str) -> None:
+    names = [row["name"] for row in rows]
+    assert [n.split(", ")[-1].split()[0] for n in names][:2] == ["200", "100"]
+    assert all(row["ratio"] > 0 and row["stall"]["jupyter_ms"] > 0 for row in rows)
+    assert [row["stall"]["target_ms"] for row in rows] == [50.0, None, 30.0]
+    assert stdout.count("worst event-loop stall: hashline") == 3
+
+
 CHECKS: dict[str, Callable[[Any, str], None]] = {
     "cold": check_cold,
     "engine": check_engine,
     "notebook": check_notebook,
     "zones": check_zones,
     "server": check_server,
+    "server_path": check_server_path,
     "safety": check_safety,
 }
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CHECKS))
-def test_benchmark_smoke_run(name: str, tmp_path: Path) -> None:
+def test_benchmark_smoke_run(name: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    if name == "server_path":
+        request.getfixturevalue("corpus_dir")  # its image-heavy row needs the corpus
     out = tmp_path / f"{name}.json"
     done = subprocess.run(
         [sys.executable, "-m", f"bench.{name}", "--smoke", "--json", str(out)],
