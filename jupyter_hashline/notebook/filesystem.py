@@ -36,7 +36,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from ..hashline.callscope import scope_memo
 from ..hashline.disk import encode_text
@@ -96,6 +96,18 @@ def _output_notes(nb: Mapping[str, Any], summaries: CellJsonCache) -> dict[int, 
     return notes
 
 
+@runtime_checkable
+class NotebookStorage(Protocol):
+    """Optional capability of the storage under a `NotebookFilesystem`: take a merged notebook
+    as the notebook it is (sources joined, as the merge made it) beside its file bytes, so a
+    storage that holds notebooks as objects (a live collaborative document) needs no parse of
+    the bytes. Returns the text that landed, or None to have the bytes written as usual."""
+
+    async def write_notebook(
+        self, path: str, notebook: Mapping[str, Any], data: bytes
+    ) -> WriteResult | None: ...
+
+
 def is_notebook_path(path: str) -> bool:
     return path.lower().endswith(".ipynb")
 
@@ -153,7 +165,7 @@ class NotebookFilesystem(Filesystem):
         if isinstance(planned, LoadedNotebook):
             return WriteResult(self._view(planned))
         written, notes = planned
-        landed, write_notes = await self._write_raw(path, written.raw)
+        landed, write_notes = await self._write_notebook(path, written)
         view = await offloaded(size, lambda: self._view(self._landed(path, written, landed)))
         return WriteResult(view, (*notes, *write_notes))
 
@@ -247,7 +259,7 @@ class NotebookFilesystem(Filesystem):
             self._check_merged(path, current, merged, match)
             written = self._serialize(path, current, merged, match)
             splice_views(current, written)
-        landed, write_notes = await self._write_raw(path, written.raw)
+        landed, write_notes = await self._write_notebook(path, written)
         loaded = self._landed(path, written, landed)
         return WriteResult(self._view(loaded), (*warnings, *write_notes))
 
@@ -317,8 +329,16 @@ class NotebookFilesystem(Filesystem):
             return result
         return WriteResult(str(getattr(result, "text", content)))
 
-    async def _write_raw(self, path: str, data: bytes) -> tuple[bytes, tuple[str, ...]]:
-        """Write a notebook's bytes; the bytes as they landed and the storage's notes."""
+    async def _write_notebook(
+        self, path: str, written: LoadedNotebook
+    ) -> tuple[bytes, tuple[str, ...]]:
+        """Write a notebook (its bytes, or the notebook itself to a `NotebookStorage`); the
+        bytes as they landed and the storage's notes."""
+        data = written.raw
+        if isinstance(self.inner, NotebookStorage):
+            stored = await self.inner.write_notebook(path, written.nb, data)
+            if stored is not None:
+                return stored.text.encode("utf-8", "surrogatepass"), stored.warnings
         if await self._as_bytes(path):
             await self.inner.write_bytes(path, data)
             return data, ()

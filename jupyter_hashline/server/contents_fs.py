@@ -16,14 +16,14 @@ Invariants:
   halfway reads as the previous notebook Jupyter's atomic writer kept (the one place a file is
   read with `open()`: that writer's own intermediate).
 - Notebooks on a stock local-disk manager (exactly jupyter_server's `FileContentsManager`,
-  `LargeFileManager` or their async twins, without save hooks), or on jupytext's manager over one when neither jupytext's configuration nor the
-  notebook's metadata pairs the notebook (jupytext then saves it as that manager would), are
-  stored as bytes
-  (`ByteStorage`): read from disk and written crash-safe (a temp file beside the notebook,
-  fsync, rename, directory fsync: no moment where the notebook on disk is empty or partial,
-  unlike the stock writer, which truncates in place), so the bytes the notebook layer built
-  are the bytes saved, nothing is parsed again and nothing is read back. As on a notebook
-  save, a notebook's first save gets its checkpoint and the manager emits its `save` event.
+  `LargeFileManager` or their async twins, without save hooks), or on jupytext's manager over
+  one when neither jupytext's configuration nor the notebook's metadata pairs the notebook
+  (jupytext then saves it as that manager would), are stored as bytes (`ByteStorage`): read
+  from disk and written crash-safe (a temp file beside the notebook, fsync, rename, directory
+  fsync: no moment where the notebook on disk is empty or partial, unlike the stock writer,
+  which truncates in place), so the bytes the notebook layer built are the bytes saved,
+  nothing is parsed again and nothing is read back. As on a notebook save, a notebook's first
+  save gets its checkpoint and the manager emits its `save` event.
 - Other writes save what they are given byte for byte (`type="file", format="text"`),
   notebooks included; a notebook's first save gets its checkpoint, as a notebook save does.
   Notebook models (`type="notebook"`, content as `nbformat.reads` gives it) are saved instead

@@ -28,6 +28,7 @@ Invariants:
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,6 +103,23 @@ class LiveContentsFilesystem(Filesystem, ByteStorage):
         live = self.rooms.lookup(resolved) if is_notebook_path(resolved) else None
         if live is None:
             return await self.contents.write_text(path, content)
+        return await self._write_live(resolved, live, parse_notebook_text(resolved, content))
+
+    async def write_notebook(
+        self, path: str, notebook: Mapping[str, Any], data: bytes
+    ) -> WriteResult | None:
+        """A merged notebook into its open room, as it is (no parse of `data`); None without
+        a room (then the notebook layer writes the bytes)."""
+        resolved = self.contents.resolve(path)
+        live = self.rooms.lookup(resolved) if is_notebook_path(resolved) else None
+        if live is None:
+            return None
+        self.contents.check_write(path, data.decode("utf-8", "surrogatepass"))
+        return await self._write_live(resolved, live, notebook)
+
+    async def _write_live(
+        self, resolved: str, live: LiveRoom, notebook: Mapping[str, Any]
+    ) -> WriteResult:
         served = self._served.get(resolved)
         if (
             served is None
@@ -109,7 +127,7 @@ class LiveContentsFilesystem(Filesystem, ByteStorage):
             or served.version != document_version(live.document)
         ):
             raise LiveDocumentChanged(resolved)
-        apply_to_live(live.document, served.nb, parse_notebook_text(resolved, content), resolved)
+        apply_to_live(live.document, served.nb, notebook, resolved)
         saved = await live.save()
         landed = await self.contents.read_text(resolved)
         return WriteResult(landed, () if saved else (NOT_SAVED,))

@@ -11,7 +11,10 @@ ONE pycrdt transaction carrying `origin`:
   has no array move; JupyterLab moves cells the same way); a cell whose type changed, or whose
   outputs/attachments changed other than being cleared, is replaced as a whole;
 - small fields (id, execution count, metadata) are set in place; notebook-level format and
-  metadata changes (e.g. the nbformat 4.5 upgrade) land in the `meta` map.
+  metadata changes (e.g. the nbformat 4.5 upgrade) land in the `meta` map;
+- outputs and attachments are compared as content: a multi-line string stored as a list of
+  lines (a notebook file's way) equals the one string the shared document holds, so a cell
+  whose outputs did not change is never replaced.
 
 Invariants:
 - pycrdt `Text` offsets are UTF-8 byte offsets: every offset is computed on the encoded text,
@@ -35,6 +38,7 @@ from ..tools.errors import ChangedDuringWriteError
 ORIGIN = "jupyter_hashline"
 _SCALAR_KEYS = frozenset({"id", "execution_count"})
 _IGNORED_KEYS = frozenset({"source", "cell_type", "execution_state"})
+_STORED_KEYS = frozenset({"outputs", "attachments"})  # multi-line strings may be line lists
 
 
 class LiveDocumentChanged(ChangedDuringWriteError):
@@ -106,6 +110,18 @@ def apply_text_ops(ytext: Any, ops: Sequence[TextOp]) -> None:
             ytext.insert(op.start, op.insert)
 
 
+def _joined(value: Any) -> Any:
+    """`value` with every list of strings joined: a multi-line string as a notebook file stores
+    it (a list of lines) and as the shared document holds it (one string) compare equal."""
+    if isinstance(value, list):
+        if value and all(isinstance(item, str) for item in value):
+            return "".join(value)
+        return [_joined(item) for item in value]
+    if isinstance(value, Mapping):
+        return {key: _joined(item) for key, item in value.items()}
+    return value
+
+
 def _source(cell: Mapping[str, Any]) -> str:
     source = cell.get("source", "")
     return "".join(source) if isinstance(source, list) else str(source)
@@ -133,6 +149,8 @@ def _in_place(index: int, base: Mapping[str, Any], target: Mapping[str, Any]) ->
         old, new = base.get(key), target.get(key)
         if old == new or (key == "id" and new is None):
             continue
+        if key in _STORED_KEYS and _joined(old) == _joined(new):
+            continue  # the same outputs, one side with its multi-line strings as lists
         if key in _SCALAR_KEYS and key in target:
             scalars.append((key, new))
         elif key == "metadata" and isinstance(new, Mapping):

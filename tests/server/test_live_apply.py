@@ -190,3 +190,25 @@ def test_any_reshuffle_and_edit_lands_exactly(before: list[dict[str, Any]], data
     document = live(base)
     apply_to_live(document, document.get(), notebook(*after), "nb.ipynb")
     assert cells_of(document) == after
+
+
+def test_outputs_stored_as_line_lists_are_the_live_outputs_and_stay_in_place() -> None:
+    """A notebook file stores multi-line output text as a list of lines; the shared document
+    holds one string. An edit of one cell's source replaces no cell, whatever its outputs."""
+    stream = {"output_type": "stream", "name": "stdout", "text": "one\ntwo\nthree\n"}
+    image = {"output_type": "display_data", "metadata": {}, "data": {"text/plain": "a\nb"}}
+    live_cells = [code(f"c{n}", f"x = {n}\ny = {n}", outputs=[stream, image]) for n in range(4)]
+    doc = YNotebook()
+    doc.set({"cells": copy.deepcopy(live_cells), "metadata": {}, "nbformat": 4,
+             "nbformat_minor": 5})  # fmt: skip
+    base = doc.get()
+    as_stored = copy.deepcopy(base)
+    for cell in as_stored["cells"]:
+        cell["outputs"][0]["text"] = ["one\n", "two\n", "three\n"]
+        cell["outputs"][1]["data"]["text/plain"] = ["a\n", "b"]
+    as_stored["cells"][2]["source"] = "x = 20\ny = 2"
+    plan = apply_to_live(doc, base, as_stored, "nb.ipynb")
+    assert (plan.deletes, plan.inserts) == ((), ())
+    assert [u.index for u in plan.updates] == [2]
+    assert doc.get()["cells"][2]["source"] == "x = 20\ny = 2"
+    assert doc.get()["cells"][0]["outputs"] == base["cells"][0]["outputs"]
