@@ -101,10 +101,16 @@ class NotebookStorage(Protocol):
     """Optional capability of the storage under a `NotebookFilesystem`: take a merged notebook
     as the notebook it is (sources joined, as the merge made it) beside its file bytes, so a
     storage that holds notebooks as objects (a live collaborative document) needs no parse of
-    the bytes. Returns the text that landed, or None to have the bytes written as usual."""
+    the bytes. `base` is the notebook the edit was merged into (the one this call read; the
+    cells the edit kept are its very objects), None for a new file. Returns the text that
+    landed, or None to have the bytes written as usual."""
 
     async def write_notebook(
-        self, path: str, notebook: Mapping[str, Any], data: bytes
+        self,
+        path: str,
+        notebook: Mapping[str, Any],
+        data: bytes,
+        base: Mapping[str, Any] | None,
     ) -> WriteResult | None: ...
 
 
@@ -165,7 +171,8 @@ class NotebookFilesystem(Filesystem):
         if isinstance(planned, LoadedNotebook):
             return WriteResult(self._view(planned))
         written, notes = planned
-        landed, write_notes = await self._write_notebook(path, written)
+        base = current.nb if current is not None else None
+        landed, write_notes = await self._write_notebook(path, written, base)
         view = await offloaded(size, lambda: self._view(self._landed(path, written, landed)))
         return WriteResult(view, (*notes, *write_notes))
 
@@ -259,7 +266,7 @@ class NotebookFilesystem(Filesystem):
             self._check_merged(path, current, merged, match)
             written = self._serialize(path, current, merged, match)
             splice_views(current, written)
-        landed, write_notes = await self._write_notebook(path, written)
+        landed, write_notes = await self._write_notebook(path, written, current.nb)
         loaded = self._landed(path, written, landed)
         return WriteResult(self._view(loaded), (*warnings, *write_notes))
 
@@ -330,13 +337,13 @@ class NotebookFilesystem(Filesystem):
         return WriteResult(str(getattr(result, "text", content)))
 
     async def _write_notebook(
-        self, path: str, written: LoadedNotebook
+        self, path: str, written: LoadedNotebook, base: Mapping[str, Any] | None
     ) -> tuple[bytes, tuple[str, ...]]:
         """Write a notebook (its bytes, or the notebook itself to a `NotebookStorage`); the
         bytes as they landed and the storage's notes."""
         data = written.raw
         if isinstance(self.inner, NotebookStorage):
-            stored = await self.inner.write_notebook(path, written.nb, data)
+            stored = await self.inner.write_notebook(path, written.nb, data, base)
             if stored is not None:
                 return stored.text.encode("utf-8", "surrogatepass"), stored.warnings
         if await self._as_bytes(path):

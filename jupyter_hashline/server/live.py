@@ -33,9 +33,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..hashline.filesystem import ByteStorage, Filesystem, WriteResult
-from ..notebook import NotebookFilesystem, is_notebook_path, serialize_notebook
+from ..notebook import CellJsonCache, NotebookFilesystem, is_notebook_path, serialize_notebook
 from .contents_fs import ContentsFilesystem, parse_notebook_text
 from .live_apply import LiveDocumentChanged, apply_to_live
+from .live_mirror import LiveMirror
 from .live_rooms import LiveRoom, RoomFinder
 
 __all__ = ["LiveContentsFilesystem", "LiveDocumentChanged", "LiveNotebookFilesystem"]
@@ -65,15 +66,6 @@ def document_version(document: Any) -> tuple[bytes, bytes]:
     return state, ydoc.get_update(state)
 
 
-def live_notebook(document: Any) -> dict[str, Any]:
-    """The live notebook, one dict per shared cell (no deduplication, no side effects)."""
-    try:
-        nb = document.get(deduplicate=False)
-    except TypeError:  # jupyter_ydoc before 4.x has no `deduplicate`
-        nb = document.get()
-    return dict(nb)
-
-
 class LiveContentsFilesystem(Filesystem, ByteStorage):
     """Raw files through the contents manager; open notebooks through their shared document."""
 
@@ -82,6 +74,18 @@ class LiveContentsFilesystem(Filesystem, ByteStorage):
         self.rooms = rooms
         self._cache_size = cache_size
         self._served: OrderedDict[str, _Served] = OrderedDict()
+        self._mirrors: OrderedDict[int, LiveMirror] = OrderedDict()
+        self._json = CellJsonCache()
+
+    def _mirror(self, document: Any) -> LiveMirror:
+        """The mirror of an open room's document (the newest `cache_size` are kept)."""
+        mirror = self._mirrors.get(id(document))
+        if mirror is None or mirror.document is not document:
+            mirror = self._mirrors[id(document)] = LiveMirror(document)
+        self._mirrors.move_to_end(id(document))
+        while len(self._mirrors) > self._cache_size:
+            self._mirrors.popitem(last=False)[1].close()
+        return mirror
 
     def __repr__(self) -> str:
         return f"LiveContentsFilesystem({self.contents!r})"
@@ -106,19 +110,28 @@ class LiveContentsFilesystem(Filesystem, ByteStorage):
         return await self._write_live(resolved, live, parse_notebook_text(resolved, content))
 
     async def write_notebook(
-        self, path: str, notebook: Mapping[str, Any], data: bytes
+        self,
+        path: str,
+        notebook: Mapping[str, Any],
+        data: bytes,
+        base: Mapping[str, Any] | None,
     ) -> WriteResult | None:
-        """A merged notebook into its open room, as it is (no parse of `data`); None without
-        a room (then the notebook layer writes the bytes)."""
+        """A merged notebook into its open room, as it is (no parse of `data`), planned
+        against `base` (the notebook read from the room, whose kept cells the merge reused:
+        those need no comparing); None without a room (the notebook layer writes the bytes)."""
         resolved = self.contents.resolve(path)
         live = self.rooms.lookup(resolved) if is_notebook_path(resolved) else None
         if live is None:
             return None
         self.contents.check_write(path, data.decode("utf-8", "surrogatepass"))
-        return await self._write_live(resolved, live, notebook)
+        return await self._write_live(resolved, live, notebook, base)
 
     async def _write_live(
-        self, resolved: str, live: LiveRoom, notebook: Mapping[str, Any]
+        self,
+        resolved: str,
+        live: LiveRoom,
+        notebook: Mapping[str, Any],
+        base: Mapping[str, Any] | None = None,
     ) -> WriteResult:
         served = self._served.get(resolved)
         if (
@@ -127,7 +140,7 @@ class LiveContentsFilesystem(Filesystem, ByteStorage):
             or served.version != document_version(live.document)
         ):
             raise LiveDocumentChanged(resolved)
-        apply_to_live(live.document, served.nb, notebook, resolved)
+        apply_to_live(live.document, served.nb if base is None else base, notebook, resolved)
         saved = await live.save()
         landed = await self.contents.read_text(resolved)
         return WriteResult(landed, () if saved else (NOT_SAVED,))
@@ -166,8 +179,8 @@ class LiveContentsFilesystem(Filesystem, ByteStorage):
         if cached is not None and cached.document is live.document and cached.version == version:
             self._served.move_to_end(path)
             return cached
-        nb = live_notebook(live.document)
-        served = _Served(live.document, version, serialize_notebook(nb), nb)
+        nb = self._mirror(live.document).notebook()
+        served = _Served(live.document, version, serialize_notebook(nb, cache=self._json), nb)
         self._served[path] = served
         self._served.move_to_end(path)
         while len(self._served) > self._cache_size:

@@ -140,6 +140,8 @@ class _CellUpdate:
 
 def _in_place(index: int, base: Mapping[str, Any], target: Mapping[str, Any]) -> _CellUpdate | None:
     """How to update `base` into `target` in place, or None when the cell must be replaced."""
+    if base is target:  # the merge kept this very cell: nothing to change
+        return _CellUpdate(index, (), (), None, False)
     if base.get("cell_type") != target.get("cell_type"):
         return None
     scalars: list[tuple[str, Any]] = []
@@ -159,7 +161,8 @@ def _in_place(index: int, base: Mapping[str, Any], target: Mapping[str, Any]) ->
             clear_outputs = True
         else:
             return None
-    ops = tuple(text_ops(_source(base), _source(target)))
+    old_source, new_source = _source(base), _source(target)
+    ops = () if old_source == new_source else tuple(text_ops(old_source, new_source))
     return _CellUpdate(index, ops, tuple(sorted(scalars)), metadata, clear_outputs)
 
 

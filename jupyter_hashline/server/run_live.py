@@ -26,8 +26,8 @@ from ..kernels.collect import OutputEvent
 from ..kernels.results import CellRun
 from ..notebook.executed import Executed
 from ..notebook.ids import display_ids
-from .live import live_notebook
 from .live_apply import ORIGIN
+from .live_mirror import full_notebook as live_notebook
 
 
 class LiveOutputs:
