@@ -53,6 +53,7 @@ from .errors import InvalidNotebookError
 from .executed import Executed, with_executed
 from .ids import IdNotes, IdSource, display_ids, id_notes
 from .jupytext_view import check_format, jupytext_text, merge_jupytext
+from .keep import KeptLayout, assemble_kept, check_layout, chosen_layout
 from .layout import assemble
 from .loading import LoadedNotebook, load_notebook, paused_gc, splice_views
 from .merge import merge_projection
@@ -114,8 +115,10 @@ class NotebookFilesystem(Filesystem):
         *,
         new_id: IdSource | None = None,
         cache_size: int = 16,
+        layout: str = "keep",
     ) -> None:
         self.inner = inner
+        self.layout = check_layout(layout)
         self.projection = projection if projection == HASHLINE else check_format(projection)
         self.clear_outputs_on_edit = clear_outputs_on_edit
         self._new_id = new_id
@@ -167,15 +170,16 @@ class NotebookFilesystem(Filesystem):
         if current is None:
             merged, repairs = repair_cells(merged)
             self._check_merged(path, None, merged)
-            return self._serialize(path, None, merged), (*warnings, *repairs)
+            written, notes = self._serialize(path, None, merged)
+            return written, (*warnings, *repairs, *notes)
         match = match_cells(current.nb.get("cells", []), merged.get("cells", []))
         merged, repairs = repair_cells(merged, _to_look_at(current, match))
         if repairs:
             match = match_cells(current.nb.get("cells", []), merged.get("cells", []))
         self._check_merged(path, current, merged, match)
-        written = self._serialize(path, current, merged, match)
+        written, notes = self._serialize(path, current, merged, match)
         splice_views(current, written)
-        return written, (*warnings, *repairs)
+        return written, (*warnings, *repairs, *notes)
 
     async def preflight_write(self, path: str) -> None:
         preflight = getattr(self.inner, "preflight_write", None)
@@ -227,11 +231,11 @@ class NotebookFilesystem(Filesystem):
         with paused_gc():
             match = match_cells(current.nb.get("cells", []), merged.get("cells", []))
             self._check_merged(path, current, merged, match)
-            written = self._serialize(path, current, merged, match)
+            written, notes = self._serialize(path, current, merged, match)
             splice_views(current, written)
         landed, write_notes = await self._write_raw(path, written.raw)
         loaded = self._landed(path, written, landed)
-        return WriteResult(self._view(loaded), (*warnings, *write_notes))
+        return WriteResult(self._view(loaded), (*warnings, *notes, *write_notes))
 
     # -- optional engine capabilities ----------------------------------------------------------
 
@@ -411,21 +415,43 @@ class NotebookFilesystem(Filesystem):
         current: LoadedNotebook | None,
         merged: dict[str, Any],
         match: CellMatch | None = None,
-    ) -> LoadedNotebook:
-        """`merged` with its file bytes: the current file's bytes for the cells it kept where
-        the file is in nbformat's layout, else serialized in full (also for a small file whose
-        layout is not known yet, where checking it costs as much as serializing). Text that
-        cannot be UTF-8 is refused (`NotTextError`)."""
-        layout = None
-        if current is not None:
-            layout = current.layout if len(current.raw) >= SMALL_FILE else current.known_layout()
-        if current is not None and layout is not None:
+    ) -> tuple[LoadedNotebook, tuple[str, ...]]:
+        """`merged` with its file bytes, and a note when the file's layout was not kept.
+
+        A file in nbformat's layout (known, or checked where the file is large enough for
+        reusing bytes to pay) reuses the bytes of the cells `merged` kept (with the `keep`
+        layout, only when no cell is stored unlike nbformat). Otherwise, with the
+        `keep` layout, a file whose layout is proven (keep.py) is written in it, reusing bytes
+        the same way; any other file (and every file with the `nbformat` layout) is written in
+        nbformat's layout in full. Text that cannot be UTF-8 is refused (`NotTextError`)."""
+        if current is None:
+            return self._serialized(path, merged), ()
+        keep = chosen_layout(self.layout) == "keep"
+        layout = current.layout if len(current.raw) >= SMALL_FILE else current.known_layout()
+        if layout is not None and not (keep and current.survey.suspect):
             try:
                 built = assemble(current.raw, current.nb, layout, merged, match)
             except UnicodeEncodeError:
                 built = None  # serialized in full below, which names the character
             if built is not None:
-                return LoadedNotebook(built[0], merged, layout=built[1])
+                return LoadedNotebook(built[0], merged, layout=built[1]), ()
+        if not keep:
+            return self._serialized(path, merged), ()
+        kept = current.kept_layout()
+        if isinstance(kept, KeptLayout):
+            try:
+                data, new_kept = assemble_kept(current.raw, current.nb, kept, merged, match)
+            except UnicodeEncodeError:
+                pass  # serialized in full below, which names the character
+            else:
+                return LoadedNotebook(data, merged, layout=None, kept=new_kept), ()
+        written = self._serialized(path, merged)
+        if isinstance(kept, str) and written.raw != current.raw:
+            return written, (_fallback_note(path, kept),)
+        return written, ()
+
+    def _serialized(self, path: str, merged: dict[str, Any]) -> LoadedNotebook:
+        """`merged` written whole in nbformat's layout."""
         data = encode_text(path, serialize_notebook(merged, cache=self._cells))
         return LoadedNotebook(data, merged, written=True)
 
@@ -457,6 +483,13 @@ class NotebookFilesystem(Filesystem):
                 "was written. Cell types are code, markdown and raw; fix the marker or the "
                 "text and send the edit again."
             )
+
+
+def _fallback_note(path: str, why: str) -> str:
+    return (
+        f"{path} was written in nbformat's layout (Jupyter's), not in the layout it had: {why}. "
+        "Later edits keep this layout."
+    )
 
 
 def _to_look_at(current: LoadedNotebook, match: CellMatch) -> list[int]:

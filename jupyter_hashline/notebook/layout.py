@@ -30,7 +30,7 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -189,7 +189,34 @@ def assemble(
     if not cells or tail is None:
         return None
     match = match or match_cells(base.get("cells", []), cells)
-    builder = _Builder(raw, layout)
+    return build(raw, layout, cells, match, CellWriting(HEAD, SEPARATOR, _nbformat_cell), tail)
+
+
+@dataclass(frozen=True, slots=True)
+class CellWriting:
+    """How a file lays out its cells: the bytes before the first cell (when the top level is
+    written anew), between two cells, and one cell's bytes."""
+
+    head: bytes
+    separator: bytes
+    render: Callable[[Any], bytes]
+
+
+def _nbformat_cell(cell: Any) -> bytes:
+    return cell_json(cell).encode("utf-8")
+
+
+def build(
+    raw: bytes,
+    layout: CellLayout,
+    cells: Sequence[Any],
+    match: CellMatch,
+    writing: CellWriting,
+    tail: bytes,
+) -> tuple[bytes, CellLayout]:
+    """The file holding `cells` (matched to the old cells of `raw` by `match`), written as
+    `writing` says, slices of `raw` for the kept cells, and the layout of those bytes."""
+    builder = _Builder(raw, layout, writing)
     builder.kept(0, match.head, cells)
     for index in range(match.head, len(cells) - match.tail):
         found = match.between.get(index)
@@ -211,12 +238,13 @@ class _Builder:
     """Collects the new bytes: each run of kept cells as one slice of the old bytes (split where
     a kept cell's bytes must not be reused), other cells serialized."""
 
-    def __init__(self, raw: bytes, layout: CellLayout) -> None:
+    def __init__(self, raw: bytes, layout: CellLayout, writing: CellWriting) -> None:
         self.raw = raw
         self.layout = layout
-        self.parts: list[bytes] = [HEAD]
+        self.writing = writing
+        self.parts: list[bytes] = [writing.head]
         self.spans: list[Span] = []
-        self.pos = len(HEAD)
+        self.pos = len(writing.head)
 
     def kept(self, first: int, stop: int, cells: Sequence[Any]) -> None:
         """Old cells `first..stop-1`, which are `cells` in the new version."""
@@ -229,7 +257,7 @@ class _Builder:
 
     def serialized(self, cell: Any) -> None:
         self._separate()
-        text = cell_json(cell).encode("utf-8")
+        text = self.writing.render(cell)
         self.parts.append(text)
         self.spans.append((self.pos, self.pos + len(text)))
         self.pos += len(text)
@@ -247,8 +275,8 @@ class _Builder:
 
     def _separate(self) -> None:
         if self.spans:
-            self.parts.append(SEPARATOR)
-            self.pos += len(SEPARATOR)
+            self.parts.append(self.writing.separator)
+            self.pos += len(self.writing.separator)
 
     def finish(self, tail: bytes) -> tuple[bytes, CellLayout]:
         self.parts.append(tail)
