@@ -7,9 +7,11 @@ as slices of the old bytes, changed and new cells (and the top level, when it ch
 in the file's style.
 
 Invariants:
-- A kept layout is exact, never sampled: every byte of the file was compared with what the
-  style writes, so the bytes `assemble_kept` builds are `StyledJson(style).notebook(merged)`
-  (and parse to `merged`, disk forms aside as nbformat has them).
+- A kept layout is exact, never sampled: every byte of every cell was compared with what the
+  style writes, and so was the opening and closing of the cells list. The bytes
+  `assemble_kept` builds are the old bytes outside the cells (while the top level is
+  unchanged, else the top level written in the style), kept cells' old bytes, and the rest
+  written in the style: they parse to `merged` (disk forms aside, as nbformat has them).
 - A file no style reproduces (mixed indents, some sources as strings and others as lines,
   numbers written unlike Python, ...) has no kept layout: `find_kept_layout` says why, and the
   caller writes nbformat's layout for the whole file and says so.
@@ -69,7 +71,7 @@ def chosen_layout(default: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class KeptLayout:
-    """A file's style, proven on its bytes, and where its cells are (no cells: empty spans)."""
+    """A file's style, proven on its cells' bytes, and where they are (no cells: no spans)."""
 
     style: FileStyle
     cells: CellLayout
@@ -90,7 +92,9 @@ def find_kept_layout(raw: bytes, nb: Mapping[str, Any]) -> KeptLayout | str:
 
 
 def _prove(raw: bytes, nb: Mapping[str, Any], style: FileStyle) -> KeptLayout | str:
-    """The layout when `style` writes `nb` as `raw` exactly, else where it first differs."""
+    """The layout when `style` writes `nb`'s cells as `raw` has them, else where it first
+    differs. The top level may differ (a key nbformat drops, say): its bytes are kept while
+    it is unchanged, and written anew in the style when it changes."""
     writer = StyledJson(style, as_held=True)
     cells: Sequence[Any] = nb.get("cells", [])
     try:
@@ -98,25 +102,44 @@ def _prove(raw: bytes, nb: Mapping[str, Any], style: FileStyle) -> KeptLayout | 
             same = writer.notebook(nb).encode("utf-8") == raw
             return KeptLayout(style, CellLayout((), len(raw))) if same else "the notebook"
         head, separator, tail = (part.encode("utf-8") for part in writer.frame(nb))
-        if not raw.startswith(head):
+        first = writer.cell(cells[0]).encode("utf-8")
+        start = len(head) if raw.startswith(head) else _cells_start(raw, head, first)
+        if start is None:
             return "the notebook's top level"
-        spans: list[Span] = []
-        pos = len(head)
-        for index, cell in enumerate(cells):
-            if index:
-                if not raw.startswith(separator, pos):
-                    return f"the space between cells #{index} and #{index + 1}"
-                pos += len(separator)
-            text = writer.cell(cell).encode("utf-8")
-            if not raw.startswith(text, pos):
-                return f"cell #{index + 1}"
-            spans.append((pos, pos + len(text)))
-            pos += len(text)
+        spans = _prove_cells(raw, cells, writer, separator, start)
     except UnicodeEncodeError:
         return "text that is not UTF-8 (a lone surrogate)"
-    if raw[pos:] != tail:
-        return "the end of the notebook"
-    return KeptLayout(style, CellLayout(tuple(spans), pos))
+    if isinstance(spans, str):
+        return spans
+    end = spans[-1][1]
+    if not raw.startswith(tail[: tail.index(b"]") + 1], end):
+        return "the end of the cells"
+    return KeptLayout(style, CellLayout(tuple(spans), end))
+
+
+def _cells_start(raw: bytes, head: bytes, first: bytes) -> int | None:
+    """Where the first cell starts in `raw` when the top level before it differs from `head`
+    (the bytes that open the cells list are `head`'s last ones)."""
+    opener = head[head.rindex(b"[") :]
+    found = raw.find(opener + first)
+    return None if found == -1 else found + len(opener)
+
+
+def _prove_cells(
+    raw: bytes, cells: Sequence[Any], writer: StyledJson, separator: bytes, pos: int
+) -> list[Span] | str:
+    spans: list[Span] = []
+    for index, cell in enumerate(cells):
+        if index:
+            if not raw.startswith(separator, pos):
+                return f"the space between cells #{index} and #{index + 1}"
+            pos += len(separator)
+        text = writer.cell(cell).encode("utf-8")
+        if not raw.startswith(text, pos):
+            return f"cell #{index + 1}"
+        spans.append((pos, pos + len(text)))
+        pos += len(text)
+    return spans
 
 
 def written_kept(style: FileStyle, nb: Mapping[str, Any]) -> tuple[bytes, KeptLayout]:

@@ -17,10 +17,13 @@ Invariants:
   layout puts them (as many as the notebook has), everything after the cells equals what the
   serializer writes for the notebook's top level, and a sample of cells (the first, the last and
   evenly spaced ones, up to `SAMPLE` in all, each moved to the nearest cell of at most
-  `SAMPLE_BYTES` where it is larger) re-serializes to exactly its bytes. Cells the loader
-  saw stored unlike nbformat (`suspect`) are never reused. A file nbformat wrote passes; files
-  other tools wrote (other indents, unsorted keys, minified, sources stored as strings) fail
-  on the first check that sees it, and are serialized in full.
+  `SAMPLE_BYTES` where it is larger) re-serializes to exactly its bytes. `SAMPLE_BYTES` is a
+  megabyte: a hand-written cell of tens of kilobytes (say with `"tags": ["bar"]` inline) is
+  checked itself, not skipped for a small neighbour; only cells holding megabytes (images)
+  are, as serializing them costs their megabytes and tells no more about the layout. Cells
+  the loader saw stored unlike nbformat (`suspect`) are never reused. A file nbformat wrote
+  passes; files other tools wrote (other indents, unsorted keys, minified, sources stored as
+  strings) fail on the first check that sees it (keep.py writes those in their own layout).
 - `assemble` gives `serialize_notebook(merged)`'s text for a notebook whose unchanged cells (the
   very objects of the loaded notebook) keep their bytes: one slice per run of unchanged cells,
   the serializer only for changed and new cells (and the top level when it changed).
@@ -43,7 +46,7 @@ _EMPTY_HEAD = '{\n "cells": []'
 _CELL_END = b"\n  }"
 _CELLS_END = b"\n ]"
 SAMPLE = 8
-SAMPLE_BYTES = 16 * 1024
+SAMPLE_BYTES = 1024 * 1024
 _SPARSE_CELL_BYTES = 8 * 1024  # average bytes per cell above which cell ends are found by `}`
 
 Span = tuple[int, int]

@@ -7,15 +7,18 @@ choices; `detect_style` guesses them from a file's bytes with a few searches (ne
 `StyledJson` writes JSON in a style.
 
 Invariants:
-- `StyledJson(NBFORMAT).cell(cell)` is `serialize.cell_json(cell)`: nbformat's layout is one
-  style among others (the serializer keeps its own faster path for it).
+- For a notebook nbformat stored, `StyledJson(NBFORMAT).cell(cell)` is `cell_json(cell)`: nbformat's
+  layout is one style among others (serialize.py keeps its own faster path for it).
 - A guess is only a guess: a style is trusted for a file only once writing the file's notebook
   in it gives the file's bytes back exactly (keep.py checks that).
 - Written JSON parses to the value written (disk forms aside: sources and text values split
   into lines or joined, `trusted` and transient notebook metadata dropped, as nbformat does).
-- Key order is sorted, or the order the notebook's dicts hold (a parsed file's own order).
-  A cell whose keys come in an order the file never used (a new cell) is put in the order of
-  the file's cells (`key_order`); keys the file never used follow in their own order.
+- Dicts are written in the order they hold their keys (a parsed file's own order), so a cell
+  an edit changed keeps its key order even where the file is not sorted. Only what can be new
+  is ordered: a cell whose keys come in an order the file never used (a new cell) is sorted,
+  or put in the order of the file's cells (`key_order`, unknown keys last) where the file is
+  not sorted; in a sorted file, outputs (a kernel's come in any order) and the top level
+  (written only when an edit changed it) are sorted.
 """
 
 from __future__ import annotations
@@ -149,10 +152,10 @@ class StyledJson:
     """Writes notebooks, cells and any JSON value in one `FileStyle`."""
 
     def __init__(self, style: FileStyle, *, as_held: bool = False) -> None:
-        """`as_held`: write every dict in the order it holds its keys, even in a sorted style
-        (to compare with a file: a file's own order is the order its parsed dicts hold)."""
+        """`as_held`: order nothing, not even new cells and outputs (to compare with a file:
+        a file's own order is the order its parsed dicts hold)."""
         self.style = style
-        self.sort = style.sort_keys and not as_held
+        self.as_held = as_held
         self.encode: Callable[[str], str] = (
             json.encoder.encode_basestring_ascii
             if style.ensure_ascii
@@ -204,10 +207,14 @@ class StyledJson:
         return "".join(out)
 
     def disk_top(self, nb: Mapping[str, Any]) -> dict[str, Any]:
+        """Everything but the cells as this style stores it: transient metadata dropped and,
+        in a sorted style, keys sorted (an edit's new metadata comes in any order)."""
         disk = dict(nb)
         metadata = nb.get("metadata")
         if isinstance(metadata, Mapping) and not _NB_TRANSIENT.isdisjoint(metadata):
             disk["metadata"] = {k: v for k, v in metadata.items() if k not in _NB_TRANSIENT}
+        if self.style.sort_keys and not self.as_held:
+            return {k: disk[k] if k == "cells" else _sorted_json(disk[k]) for k in sorted(disk)}
         return disk
 
     def disk_cell(self, cell: Mapping[str, Any]) -> dict[str, Any]:
@@ -217,10 +224,18 @@ class StyledJson:
         source = cell.get("source")
         if isinstance(source, str):
             disk["source"] = source.splitlines(True) if style.split_sources else source
-        if not style.sort_keys and style.key_order and tuple(disk) not in style.known_orders:
+        if self.as_held:
+            return disk
+        if style.sort_keys and isinstance(disk.get("outputs"), list):
+            disk["outputs"] = _sorted_json(disk["outputs"])
+        if tuple(disk) not in style.known_orders:
             rank = {key: n for n, key in enumerate(style.key_order)}
-            keys = sorted(disk, key=lambda k: rank.get(k, len(rank)))
-            disk = {key: disk[key] for key in keys}
+            ranked = (
+                sorted(disk)
+                if style.sort_keys
+                else sorted(disk, key=lambda k: rank.get(k, len(rank)))
+            )
+            disk = {key: disk[key] for key in ranked}
         return disk
 
     def emit(self, obj: Any, newline: str | None, out: list[str]) -> None:
@@ -274,9 +289,8 @@ class StyledJson:
             out.append("{}")
             return
         inner, separator = self._inner(newline)
-        pairs = sorted(mapping.items()) if self.sort else mapping.items()
         out.append("{" + (inner or ""))
-        for index, (key, value) in enumerate(pairs):
+        for index, (key, value) in enumerate(mapping.items()):
             if index:
                 out.append(separator)
             out.append(self.encode(str(key)) + self.style.key_separator)
@@ -285,6 +299,15 @@ class StyledJson:
 
 
 _PLACEHOLDER = "\x00cells\x00"
+
+
+def _sorted_json(value: Any) -> Any:
+    """`value` with the keys of every dict in it sorted (lists of text are not copied)."""
+    if isinstance(value, Mapping):
+        return {key: _sorted_json(value[key]) for key in sorted(value)}
+    if isinstance(value, list) and any(isinstance(item, (Mapping, list)) for item in value):
+        return [_sorted_json(item) for item in value]
+    return value
 
 
 def _float(value: float) -> str:
