@@ -9,11 +9,13 @@ def test_exported_members() -> None:
     assert sorted(notebook.__all__) == [
         "CellJsonCache",
         "InvalidNotebookError",
+        "LAYOUTS",
         "LoadedNotebook",
         "NotebookFilesystem",
         "ProjectedCell",
         "cell_outputs",
         "is_notebook_path",
+        "layout_for_call",
         "load_notebook",
         "merge_projection",
         "new_notebook",

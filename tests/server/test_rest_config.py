@@ -106,3 +106,26 @@ async def test_jupytext_contents_manager_keeps_pairs_in_sync(
     (jp_root_dir / "script.py").write_text("# %%\nx = 1\n")
     _, script = await api("read", params={"path": "script.py"})
     assert script["view"].split("\n")[1:] == ["1:# %%", "2:x = 1"]
+
+
+async def test_an_edit_through_the_server_keeps_the_files_layout(
+    api: Api, jp_serverapp: Any, jp_root_dir: Path
+) -> None:
+    assert hashline_app(jp_serverapp).service.settings.layout == "keep"
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(f"x = {n}", id=f"c{n}") for n in range(3)]
+    )
+    colab = json.dumps(json.loads(nbformat.writes(nb)), indent=2)  # Colab: indent 2, no newline
+    (jp_root_dir / "colab.ipynb").write_text(colab)
+    _, read = await api("read", params={"path": "colab.ipynb"})
+    line = next(n for n, row in enumerate(read["view"].split("\n")) if row.endswith("x = 1"))
+    body = {"patch": f"{read['header']}\nreplace {line}:\n+x = 10\n"}
+    status, reply = await api("patch", method="POST", body=body)
+    assert status == 200, reply
+    assert (jp_root_dir / "colab.ipynb").read_text() == colab.replace('"x = 1"', '"x = 10"')
+    _, read = await api("read", params={"path": "colab.ipynb"})
+    body = {"patch": f"{read['header']}\nreplace {line}:\n+x = 11\n", "layout": "nbformat"}
+    status, reply = await api("patch", method="POST", body=body)
+    assert status == 200, reply
+    written = (jp_root_dir / "colab.ipynb").read_text()
+    assert written == nbformat.writes(nbformat.reads(written, as_version=4)) + "\n"
