@@ -211,7 +211,12 @@ def test_a_layout_round_trips_and_edits_keep_it(
     assert loaded.nb == snapshot
     expected = rejoin_lines(json.loads(json.dumps(merged)))
     assert rejoin_lines(json.loads(written)) == expected
-    assert written == StyledJson(kept.style).notebook(merged).encode("utf-8")
+    spans = kept.cells.spans
+    if merged["metadata"] is loaded.nb["metadata"] and spans and layout.cells.spans:
+        head, tail = raw[: spans[0][0]], raw[kept.cells.tail_start :]  # an unchanged top level
+        assert written.startswith(head) and written.endswith(tail)
+    elif layout.cells.spans:
+        assert written == StyledJson(kept.style).notebook(merged).encode("utf-8")
     writer = StyledJson(kept.style)
     for cell, (start, end) in zip(merged["cells"], layout.cells.spans, strict=True):
         assert written[start:end] == writer.cell(cell).encode("utf-8")
