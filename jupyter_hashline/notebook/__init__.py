@@ -14,6 +14,7 @@ from .keep import LAYOUTS, layout_for_call
 from .loading import LoadedNotebook, load_notebook
 from .merge import merge_projection
 from .outputs import cell_outputs, output_summary
+from .pairing import PairedDiskFilesystem
 from .projection import ProjectedCell, parse_projection, project_notebook
 from .rebase import rebase_lines
 from .serialize import CellJsonCache, serialize_notebook
@@ -24,6 +25,7 @@ __all__ = [
     "InvalidNotebookError",
     "LoadedNotebook",
     "NotebookFilesystem",
+    "PairedDiskFilesystem",
     "ProjectedCell",
     "cell_outputs",
     "is_notebook_path",

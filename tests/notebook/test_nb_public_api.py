@@ -12,6 +12,7 @@ def test_exported_members() -> None:
         "LAYOUTS",
         "LoadedNotebook",
         "NotebookFilesystem",
+        "PairedDiskFilesystem",
         "ProjectedCell",
         "cell_outputs",
         "is_notebook_path",

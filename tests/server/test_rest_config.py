@@ -129,3 +129,34 @@ async def test_an_edit_through_the_server_keeps_the_files_layout(
     assert status == 200, reply
     written = (jp_root_dir / "colab.ipynb").read_text()
     assert written == nbformat.writes(nbformat.reads(written, as_version=4)) + "\n"
+
+
+@pytest.mark.parametrize("variant", ["jupytext"], indirect=True)
+@pytest.mark.filterwarnings("ignore:The synchronous ContentsManager:DeprecationWarning")
+async def test_a_pair_edited_in_directory_mode_opens_in_a_server_with_jupytext(
+    jp_fetch: Any, jp_root_dir: Path
+) -> None:
+    """The CLI or MCP `--root` edits the pair; JupyterLab (a server with jupytext) then opens
+    the notebook (no "paired.ipynb is more recent than paired.py") and sees the edit."""
+    import jupytext
+
+    from jupyter_hashline.tools import open_directory, run_tool
+
+    nb = write_notebook(jp_root_dir / "paired.ipynb", "a = 1", "b = 2")
+    nb.metadata["jupytext"] = {"formats": "ipynb,py:percent"}
+    nbformat.write(nb, jp_root_dir / "paired.ipynb")
+    jupytext.write(nb, jp_root_dir / "paired.py", fmt="py:percent")
+    workspace = open_directory(jp_root_dir, ":memory:")
+    try:
+        read = await run_tool(workspace, "notebook_read", {"path": "paired.ipynb"}, agent="a")
+        rows = read.text.split("\n")
+        line = next(n for n, row in enumerate(rows) if row.endswith("b = 2"))
+        patch = f"{rows[0]}\nreplace {line}:\n+b = 3\n"
+        edited = await run_tool(workspace, "notebook_edit", {"patch": patch}, agent="a")
+        assert not edited.is_error, edited.text
+    finally:
+        await workspace.aclose()
+    response = await jp_fetch("api", "contents", "paired.ipynb", method="GET")
+    assert response.code == 200
+    model = json.loads(response.body)
+    assert [c["source"] for c in model["content"]["cells"]][-1] == "b = 3"
