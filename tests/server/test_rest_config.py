@@ -132,9 +132,12 @@ async def test_an_edit_through_the_server_keeps_the_files_layout(
 
 
 @pytest.mark.parametrize("variant", ["jupytext"], indirect=True)
+@pytest.mark.parametrize(
+    ("fmt", "twin"), [("py:percent", "paired.py"), ("md", "paired.md"), ("md:myst", "paired.md")]
+)
 @pytest.mark.filterwarnings("ignore:The synchronous ContentsManager:DeprecationWarning")
 async def test_a_pair_edited_in_directory_mode_opens_in_a_server_with_jupytext(
-    jp_fetch: Any, jp_root_dir: Path
+    jp_fetch: Any, jp_root_dir: Path, fmt: str, twin: str
 ) -> None:
     """The CLI or MCP `--root` edits the pair; JupyterLab (a server with jupytext) then opens
     the notebook (no "paired.ipynb is more recent than paired.py") and sees the edit."""
@@ -143,9 +146,9 @@ async def test_a_pair_edited_in_directory_mode_opens_in_a_server_with_jupytext(
     from jupyter_hashline.tools import open_directory, run_tool
 
     nb = write_notebook(jp_root_dir / "paired.ipynb", "a = 1", "b = 2")
-    nb.metadata["jupytext"] = {"formats": "ipynb,py:percent"}
+    nb.metadata["jupytext"] = {"formats": f"ipynb,{fmt}"}
     nbformat.write(nb, jp_root_dir / "paired.ipynb")
-    jupytext.write(nb, jp_root_dir / "paired.py", fmt="py:percent")
+    jupytext.write(nb, jp_root_dir / twin, fmt=fmt)
     workspace = open_directory(jp_root_dir, ":memory:")
     try:
         read = await run_tool(workspace, "notebook_read", {"path": "paired.ipynb"}, agent="a")
@@ -160,3 +163,4 @@ async def test_a_pair_edited_in_directory_mode_opens_in_a_server_with_jupytext(
     assert response.code == 200
     model = json.loads(response.body)
     assert [c["source"] for c in model["content"]["cells"]][-1] == "b = 3"
+    assert "b = 3" in (jp_root_dir / twin).read_text()
