@@ -45,7 +45,7 @@ class PairedDiskFilesystem(DiskFilesystem):
     """A directory whose paired notebooks are read and written as pairs (module docstring)."""
 
     def __repr__(self) -> str:
-        return f"PairedDiskFilesystem({str(self.resolve('.'))!r})"
+        return f"PairedDiskFilesystem(root={os.fspath(self.root) if self.root else None!r})"
 
     async def read_bytes(self, path: str) -> bytes:
         raw = await super().read_bytes(path)

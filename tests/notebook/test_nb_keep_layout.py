@@ -221,3 +221,25 @@ def test_a_layout_round_trips_and_edits_keep_it(
     for cell, (start, end) in zip(merged["cells"], layout.cells.spans, strict=True):
         assert written[start:end] == writer.cell(cell).encode("utf-8")
     assert not isinstance(load_notebook(written).kept_layout(), str)
+
+
+@pytest.mark.parametrize(
+    ("name", "described"),
+    [
+        ("nbformat", "indent 1, keys sorted, sources as lines"),
+        (
+            "colab (indent 2)",
+            "indent 2, keys in the file's order, sources as lines, no final newline",
+        ),
+        ("indent 4", "indent 4, keys sorted, sources as lines"),
+        ("unsorted keys", "indent 1, keys in the file's order, sources as lines"),
+        ("string sources", "indent 1, keys sorted, sources as strings"),
+        ("CRLF", "indent 1, keys sorted, sources as lines, CRLF"),
+        ("minified", "minified, keys sorted, sources as lines, no final newline"),
+        ("no final newline", "indent 1, keys sorted, sources as lines, no final newline"),
+        ("non-ASCII escaped", "indent 1, keys sorted, sources as lines, non-ASCII escaped"),
+    ],
+)
+def test_each_layout_is_recognised_for_what_it_is(name: str, described: str) -> None:
+    kept = load_notebook(layout_file(name)).kept_layout()
+    assert not isinstance(kept, str) and kept.style.describe() == described
