@@ -25,7 +25,8 @@ OVERLAY = {
 
 @pytest.fixture
 def variant(request: pytest.FixtureRequest) -> str:
-    """Which server a test wants: "plain", "overlay" or "jupytext" (parametrize indirectly)."""
+    """Which server a test wants: "plain", "overlay", "jupytext" or "nbformat" (its layout
+    trait set; parametrize indirectly)."""
     return str(getattr(request, "param", "plain"))
 
 
@@ -40,7 +41,8 @@ def jp_server_config(jp_root_dir: Path, variant: str) -> Config:
     }
     if variant == "jupytext":
         server["contents_manager_class"] = TextFileContentsManager
-    return Config({"ServerApp": server, "HashlineExtension": {"seen_lines": "warn"}})
+    hashline = {"seen_lines": "warn", **({"layout": "nbformat"} if variant == "nbformat" else {})}
+    return Config({"ServerApp": server, "HashlineExtension": hashline})
 
 
 def hashline_app(serverapp: Any) -> Any:
@@ -164,3 +166,20 @@ async def test_a_pair_edited_in_directory_mode_opens_in_a_server_with_jupytext(
     model = json.loads(response.body)
     assert [c["source"] for c in model["content"]["cells"]][-1] == "b = 3"
     assert "b = 3" in (jp_root_dir / twin).read_text()
+
+
+@pytest.mark.parametrize("variant", ["nbformat"], indirect=True)
+async def test_the_layout_trait_makes_every_edit_write_nbformats_layout(
+    api: Api, jp_serverapp: Any, jp_root_dir: Path
+) -> None:
+    assert hashline_app(jp_serverapp).service.settings.layout == "nbformat"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1", id="c1")])
+    (jp_root_dir / "colab.ipynb").write_text(json.dumps(json.loads(nbformat.writes(nb)), indent=2))
+    _, read = await api("read", params={"path": "colab.ipynb"})
+    line = next(n for n, row in enumerate(read["view"].split("\n")) if row.endswith("x = 1"))
+    body = {"patch": f"{read['header']}\nreplace {line}:\n+x = 2\n"}
+    status, reply = await api("patch", method="POST", body=body)
+    assert status == 200, reply
+    written = (jp_root_dir / "colab.ipynb").read_text()
+    assert written == nbformat.writes(nbformat.reads(written, as_version=4)) + "\n"
+    assert '"x = 2"' in written
