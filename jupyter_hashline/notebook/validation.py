@@ -17,6 +17,7 @@ Invariants:
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -158,24 +159,33 @@ def _ids_ok(nb: Mapping[str, Any]) -> bool:
 
 
 def _looks_valid(cell: Any) -> bool:
-    kind = cell.get("cell_type") if isinstance(cell, Mapping) else None
+    if type(cell) is not dict or type(cell.get("metadata")) is not dict:
+        return False
+    if type(cell.get("source")) is not str or not _cell_shape(cell.get("cell_type"), tuple(cell)):
+        return False
+    outputs = cell.get("outputs", ())
+    if type(outputs) is not list:
+        return outputs == ()
+    for output in outputs:
+        if type(output) is not dict or not _output_shape(output.get("output_type"), tuple(output)):
+            return False
+    return True
+
+
+@functools.lru_cache(maxsize=256)
+def _cell_shape(kind: Any, keys: tuple[str, ...]) -> bool:
+    """Whether a cell of type `kind` may have exactly these keys (cached: notebooks repeat a
+    handful of shapes, so the screen is a lookup per cell)."""
     allowed = _ALLOWED.get(kind) if isinstance(kind, str) else None
-    if allowed is None or not allowed.issuperset(cell) or "metadata" not in cell:
+    if allowed is None or not allowed.issuperset(keys) or "metadata" not in keys:
         return False
-    if not isinstance(cell["metadata"], Mapping) or not isinstance(cell.get("source"), str):
-        return False
-    if any(key not in cell for key in _REQUIRED[cell["cell_type"]]):
-        return False
-    outputs = cell.get("outputs", [])
-    return isinstance(outputs, list) and all(map(_output_looks_valid, outputs))
+    return all(key in keys for key in _REQUIRED[kind])
 
 
-def _output_looks_valid(output: Any) -> bool:
-    if not isinstance(output, Mapping):
-        return False
-    kind = output.get("output_type")
-    keys = _OUTPUT_KEYS.get(kind) if isinstance(kind, str) else None
-    return keys is not None and keys[0].issuperset(output) and keys[1].issubset(output)
+@functools.lru_cache(maxsize=256)
+def _output_shape(kind: Any, keys: tuple[str, ...]) -> bool:
+    found = _OUTPUT_KEYS.get(kind) if isinstance(kind, str) else None
+    return found is not None and found[0].issuperset(keys) and found[1].issubset(keys)
 
 
 def _minor(nb: Mapping[str, Any]) -> int:
