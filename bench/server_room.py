@@ -174,9 +174,8 @@ def main() -> None:
         f"event-loop stall {stall_ms:.1f} ms (target <= {STALL_TARGET_MS:g})  "
         f"{'MET' if row['met'] else 'MISSED'}"
     )
-    print(
-        f"  beside it: the same change in the person's own shared document {row['direct_ms']:.2f} ms"
-    )
+    direct = f"{row['direct_ms']:.2f} ms"
+    print(f"  beside it: the same change in the person's own shared document {direct}")
     path = args.json or RESULTS_DIR / "server_room.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"table": "room", "rows": [row]}, indent=1))

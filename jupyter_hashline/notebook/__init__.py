@@ -10,21 +10,26 @@ from __future__ import annotations
 
 from .errors import InvalidNotebookError
 from .filesystem import NotebookFilesystem, is_notebook_path, new_notebook
+from .keep import LAYOUTS, layout_for_call
 from .loading import LoadedNotebook, load_notebook
 from .merge import merge_projection
 from .outputs import cell_outputs, output_summary
+from .pairing import PairedDiskFilesystem
 from .projection import ProjectedCell, parse_projection, project_notebook
 from .rebase import rebase_lines
 from .serialize import CellJsonCache, serialize_notebook
 
 __all__ = [
+    "LAYOUTS",
     "CellJsonCache",
     "InvalidNotebookError",
     "LoadedNotebook",
     "NotebookFilesystem",
+    "PairedDiskFilesystem",
     "ProjectedCell",
     "cell_outputs",
     "is_notebook_path",
+    "layout_for_call",
     "load_notebook",
     "merge_projection",
     "new_notebook",

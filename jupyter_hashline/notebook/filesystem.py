@@ -7,14 +7,17 @@ validates what changed, serializes exactly as Jupyter does, writes through the i
 (atomic there) and returns the projection of what landed. Every other path passes through.
 
 Invariants:
-- A write never touches a file that cannot be parsed, whose top level (metadata, version)
-  fails validation, or that the edit would make invalid (a changed or new cell failing the
-  schema): it raises `InvalidNotebookError` saying why and what to do. Cells the edit does not
-  change are not validated again (that would cost more than the whole write): they are kept
-  exactly as they are.
-- The text written is `nbformat.writes(merged) + "\n"`; where the file is in nbformat's layout
-  the cells the edit did not change keep their bytes (layout.py), so a one-line edit serializes
-  one cell.
+- A write never touches a file that cannot be parsed or is too broken to open (metadata that
+  is not an object, a cell too broken to be a cell), nor writes an edit that would add a
+  schema problem (validity.py): it raises `InvalidNotebookError` saying why and what to do.
+  A notebook invalid already is written when the edit adds no problem, with a warning saying
+  it is still invalid and why, on every write.
+  Cells the edit does not change are not validated again (that would cost more than the whole
+  write): they are kept exactly as they are.
+- The text written is in the layout the file has (keep.py; the `layout` option, default
+  `keep`), or `nbformat.writes(merged) + "\n"` for new files, files no layout reproduces (with a
+  note) and the `nbformat` layout; the cells the edit did not change keep their bytes (layout.py,
+  keep.py), so a one-line edit serializes one cell.
 - Writing the text a read returned changes nothing and writes nothing, so the file stays byte
   identical (whatever its layout).
 - Parsing is cached by the file's bytes (a read followed by a write parses once; the bytes a
@@ -53,8 +56,9 @@ from ..hashline.offload import offloaded
 from .cellmatch import CellMatch, match_cells
 from .errors import InvalidNotebookError
 from .executed import Executed, with_executed
-from .ids import IdNotes, IdSource, display_ids, id_notes
+from .ids import IdNotes, IdSource, id_notes
 from .jupytext_view import check_format, jupytext_text, merge_jupytext
+from .keep import KeptLayout, assemble_kept, check_layout, chosen_layout
 from .layout import assemble
 from .loading import LoadedNotebook, load_notebook, paused_gc, splice_views
 from .merge import merge_projection
@@ -65,7 +69,8 @@ from .region import merge_edit
 from .reload import reload_notebook
 from .repair import repair_cells
 from .serialize import CellJsonCache, serialize_notebook
-from .validation import cells_problem, notebook_problem
+from .validation import top_structure_problem
+from .validity import check_write, remember_problem, still_invalid
 
 HASHLINE = "hashline"
 SMALL_FILE = 32 * 1024
@@ -134,8 +139,10 @@ class NotebookFilesystem(Filesystem):
         *,
         new_id: IdSource | None = None,
         cache_size: int = 16,
+        layout: str = "keep",
     ) -> None:
         self.inner = inner
+        self.layout = check_layout(layout)
         self.projection = projection if projection == HASHLINE else check_format(projection)
         self.clear_outputs_on_edit = clear_outputs_on_edit
         self._new_id = new_id
@@ -203,16 +210,17 @@ class NotebookFilesystem(Filesystem):
             return current
         if current is None:
             merged, repairs = repair_cells(merged)
-            self._check_merged(path, None, merged)
-            return self._serialize(path, None, merged), (*warnings, *repairs)
+            check_write(path, None, merged, None)
+            written, notes = self._serialize(path, None, merged)
+            return written, (*warnings, *repairs, *notes)
         match = match_cells(current.nb.get("cells", []), merged.get("cells", []))
         merged, repairs = repair_cells(merged, _to_look_at(current, match))
         if repairs:
             match = match_cells(current.nb.get("cells", []), merged.get("cells", []))
-        self._check_merged(path, current, merged, match)
-        written = self._serialize(path, current, merged, match)
+        problem = check_write(path, current, merged, match)
+        written, notes = self._serialize(path, current, merged, match)
         splice_views(current, written)
-        return written, (*warnings, *repairs)
+        return written, (*warnings, *repairs, *notes, *_invalid_notes(path, written, problem))
 
     async def preflight_write(self, path: str) -> None:
         preflight = getattr(self.inner, "preflight_write", None)
@@ -263,12 +271,13 @@ class NotebookFilesystem(Filesystem):
             return WriteResult(self._view(current), warnings)
         with paused_gc():
             match = match_cells(current.nb.get("cells", []), merged.get("cells", []))
-            self._check_merged(path, current, merged, match)
-            written = self._serialize(path, current, merged, match)
+            problem = check_write(path, current, merged, match)
+            written, notes = self._serialize(path, current, merged, match)
             splice_views(current, written)
+            notes = (*notes, *_invalid_notes(path, written, problem))
         landed, write_notes = await self._write_notebook(path, written, current.nb)
         loaded = self._landed(path, written, landed)
-        return WriteResult(self._view(loaded), (*warnings, *write_notes))
+        return WriteResult(self._view(loaded), (*warnings, *notes, *write_notes))
 
     # -- optional engine capabilities ----------------------------------------------------------
 
@@ -473,26 +482,50 @@ class NotebookFilesystem(Filesystem):
         current: LoadedNotebook | None,
         merged: dict[str, Any],
         match: CellMatch | None = None,
-    ) -> LoadedNotebook:
-        """`merged` with its file bytes: the current file's bytes for the cells it kept where
-        the file is in nbformat's layout, else serialized in full (also for a small file whose
-        layout is not known yet, where checking it costs as much as serializing). Text that
-        cannot be UTF-8 is refused (`NotTextError`)."""
-        layout = None
-        if current is not None:
-            layout = current.layout if len(current.raw) >= SMALL_FILE else current.known_layout()
-        if current is not None and layout is not None:
+    ) -> tuple[LoadedNotebook, tuple[str, ...]]:
+        """`merged` with its file bytes, and a note when the file's layout was not kept.
+
+        A file in nbformat's layout (known, or checked where the file is large enough for
+        reusing bytes to pay) reuses the bytes of the cells `merged` kept (with the `keep`
+        layout, only when no cell is stored unlike nbformat). Otherwise, with the
+        `keep` layout, a file whose layout is proven (keep.py) is written in it, reusing bytes
+        the same way; any other file (and every file with the `nbformat` layout) is written in
+        nbformat's layout in full. Text that cannot be UTF-8 is refused (`NotTextError`)."""
+        if current is None:
+            return self._serialized(path, merged), ()
+        keep = chosen_layout(self.layout) == "keep"
+        layout = current.layout if len(current.raw) >= SMALL_FILE else current.known_layout()
+        if layout is not None and not (keep and current.survey.suspect):
             try:
                 built = assemble(current.raw, current.nb, layout, merged, match)
             except UnicodeEncodeError:
                 built = None  # serialized in full below, which names the character
             if built is not None:
-                return LoadedNotebook(built[0], merged, layout=built[1])
+                return LoadedNotebook(built[0], merged, layout=built[1]), ()
+        if not keep:
+            return self._serialized(path, merged), ()
+        kept = current.kept_layout()
+        if isinstance(kept, KeptLayout):
+            try:
+                data, new_kept = assemble_kept(current.raw, current.nb, kept, merged, match)
+            except UnicodeEncodeError:
+                pass  # serialized in full below, which names the character
+            else:
+                return LoadedNotebook(data, merged, layout=None, kept=new_kept), ()
+        written = self._serialized(path, merged)
+        if isinstance(kept, str) and written.raw != current.raw:
+            return written, (_fallback_note(path, kept),)
+        return written, ()
+
+    def _serialized(self, path: str, merged: dict[str, Any]) -> LoadedNotebook:
+        """`merged` written whole in nbformat's layout."""
         data = encode_text(path, serialize_notebook(merged, cache=self._cells))
         return LoadedNotebook(data, merged, written=True)
 
     def _check_writable(self, path: str, current: LoadedNotebook) -> None:
-        problem = current.write_problem()
+        """Refuse a notebook too broken to open (its top level, or a cell too broken to be a
+        cell); other schema problems are kept by writes that add none (validity.py)."""
+        problem = top_structure_problem(current.nb) or current.survey.broken
         if problem is not None:
             raise InvalidNotebookError(
                 f"{path} is not a valid notebook ({problem}), so it can be read but not "
@@ -500,25 +533,17 @@ class NotebookFilesystem(Filesystem):
                 "or restore it from version control), then read it again."
             )
 
-    def _check_merged(
-        self,
-        path: str,
-        current: LoadedNotebook | None,
-        merged: Mapping[str, Any],
-        match: CellMatch | None = None,
-    ) -> None:
-        cells: Sequence[Any] = merged.get("cells", [])
-        if current is None or match is None or not _same_top(current.nb, merged):
-            problem = notebook_problem(merged)
-        else:
-            changed = [cells[index] for index in match.fresh()]
-            problem = cells_problem(merged, changed, lambda: _shown_names(cells))
-        if problem is not None:
-            raise InvalidNotebookError(
-                f"After the edit {path} would not be a valid notebook ({problem}). Nothing "
-                "was written. Cell types are code, markdown and raw; fix the marker or the "
-                "text and send the edit again."
-            )
+
+def _invalid_notes(path: str, written: LoadedNotebook, problem: str | None) -> tuple[str, ...]:
+    remember_problem(written, problem)
+    return () if problem is None else (still_invalid(path, problem),)
+
+
+def _fallback_note(path: str, why: str) -> str:
+    return (
+        f"{path} was written in nbformat's layout (Jupyter's), not in the layout it had: {why}. "
+        "Later edits keep this layout."
+    )
 
 
 def _cell_line_spans(
@@ -544,15 +569,3 @@ def _to_look_at(current: LoadedNotebook, match: CellMatch) -> list[int]:
     ones the load found in need of one."""
     flagged = (match.new_index(index) for index in current.survey.repairable)
     return sorted({*match.fresh(), *(index for index in flagged if index is not None)})
-
-
-def _same_top(base: Mapping[str, Any], merged: Mapping[str, Any]) -> bool:
-    """Whether everything but the cells is the very same (so it needs no validation again)."""
-    if base.keys() != merged.keys():
-        return False
-    return all(merged[key] is base[key] for key in base if key != "cells")
-
-
-def _shown_names(cells: Sequence[Any]) -> dict[int, str]:
-    shown = display_ids([c if isinstance(c, Mapping) else {} for c in cells]).ids
-    return {id(cell): cid for cell, cid in zip(cells, shown, strict=True)}

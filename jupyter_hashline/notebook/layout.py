@@ -17,10 +17,13 @@ Invariants:
   layout puts them (as many as the notebook has), everything after the cells equals what the
   serializer writes for the notebook's top level, and a sample of cells (the first, the last and
   evenly spaced ones, up to `SAMPLE` in all, each moved to the nearest cell of at most
-  `SAMPLE_BYTES` where it is larger) re-serializes to exactly its bytes. Cells the loader
-  saw stored unlike nbformat (`suspect`) are never reused. A file nbformat wrote passes; files
-  other tools wrote (other indents, unsorted keys, minified, sources stored as strings) fail
-  on the first check that sees it, and are serialized in full.
+  `SAMPLE_BYTES` where it is larger) re-serializes to exactly its bytes. `SAMPLE_BYTES` is a
+  megabyte: a hand-written cell of tens of kilobytes (say with `"tags": ["bar"]` inline) is
+  checked itself, not skipped for a small neighbour; only cells holding megabytes (images)
+  are, as serializing them costs their megabytes and tells no more about the layout. Cells
+  the loader saw stored unlike nbformat (`suspect`) are never reused. A file nbformat wrote
+  passes; files other tools wrote (other indents, unsorted keys, minified, sources stored as
+  strings) fail on the first check that sees it (keep.py writes those in their own layout).
 - `assemble` gives `serialize_notebook(merged)`'s text for a notebook whose unchanged cells (the
   very objects of the loaded notebook) keep their bytes: one slice per run of unchanged cells,
   the serializer only for changed and new cells (and the top level when it changed).
@@ -30,7 +33,7 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,7 +46,7 @@ _EMPTY_HEAD = '{\n "cells": []'
 _CELL_END = b"\n  }"
 _CELLS_END = b"\n ]"
 SAMPLE = 8
-SAMPLE_BYTES = 16 * 1024
+SAMPLE_BYTES = 1024 * 1024
 _SPARSE_CELL_BYTES = 8 * 1024  # average bytes per cell above which cell ends are found by `}`
 
 Span = tuple[int, int]
@@ -189,7 +192,34 @@ def assemble(
     if not cells or tail is None:
         return None
     match = match or match_cells(base.get("cells", []), cells)
-    builder = _Builder(raw, layout)
+    return build(raw, layout, cells, match, CellWriting(HEAD, SEPARATOR, _nbformat_cell), tail)
+
+
+@dataclass(frozen=True, slots=True)
+class CellWriting:
+    """How a file lays out its cells: the bytes before the first cell (when the top level is
+    written anew), between two cells, and one cell's bytes."""
+
+    head: bytes
+    separator: bytes
+    render: Callable[[Any], bytes]
+
+
+def _nbformat_cell(cell: Any) -> bytes:
+    return cell_json(cell).encode("utf-8")
+
+
+def build(
+    raw: bytes,
+    layout: CellLayout,
+    cells: Sequence[Any],
+    match: CellMatch,
+    writing: CellWriting,
+    tail: bytes,
+) -> tuple[bytes, CellLayout]:
+    """The file holding `cells` (matched to the old cells of `raw` by `match`), written as
+    `writing` says, slices of `raw` for the kept cells, and the layout of those bytes."""
+    builder = _Builder(raw, layout, writing)
     builder.kept(0, match.head, cells)
     for index in range(match.head, len(cells) - match.tail):
         found = match.between.get(index)
@@ -211,12 +241,13 @@ class _Builder:
     """Collects the new bytes: each run of kept cells as one slice of the old bytes (split where
     a kept cell's bytes must not be reused), other cells serialized."""
 
-    def __init__(self, raw: bytes, layout: CellLayout) -> None:
+    def __init__(self, raw: bytes, layout: CellLayout, writing: CellWriting) -> None:
         self.raw = raw
         self.layout = layout
-        self.parts: list[bytes] = [HEAD]
+        self.writing = writing
+        self.parts: list[bytes] = [writing.head]
         self.spans: list[Span] = []
-        self.pos = len(HEAD)
+        self.pos = len(writing.head)
 
     def kept(self, first: int, stop: int, cells: Sequence[Any]) -> None:
         """Old cells `first..stop-1`, which are `cells` in the new version."""
@@ -229,7 +260,7 @@ class _Builder:
 
     def serialized(self, cell: Any) -> None:
         self._separate()
-        text = cell_json(cell).encode("utf-8")
+        text = self.writing.render(cell)
         self.parts.append(text)
         self.spans.append((self.pos, self.pos + len(text)))
         self.pos += len(text)
@@ -247,8 +278,8 @@ class _Builder:
 
     def _separate(self) -> None:
         if self.spans:
-            self.parts.append(SEPARATOR)
-            self.pos += len(SEPARATOR)
+            self.parts.append(self.writing.separator)
+            self.pos += len(self.writing.separator)
 
     def finish(self, tail: bytes) -> tuple[bytes, CellLayout]:
         self.parts.append(tail)

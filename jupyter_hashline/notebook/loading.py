@@ -38,6 +38,7 @@ from ..hashline.disk import decode_text
 from ..hashline.errors import NotTextError
 from .errors import InvalidNotebookError
 from .ids import DisplayIds, display_ids
+from .keep import KeptLayout, find_kept_layout
 from .layout import CellLayout, find_layout, written_layout
 from .projection import marker_starts, project_notebook
 from .repair import needs_repair
@@ -126,6 +127,7 @@ class LoadedNotebook:
 
     __slots__ = (
         "_ids",
+        "_kept",
         "_layout",
         "_projection",
         "_starts",
@@ -146,13 +148,15 @@ class LoadedNotebook:
         survey: CellSurvey | None = None,
         written: bool = False,
         top_level: str | object | None = _UNSET,
+        kept: KeptLayout | None = None,
     ) -> None:
         """`layout` when the caller knows it, else found on demand (`written`: `raw` is
         `serialize_notebook(nb)`, so its layout needs no checking); `survey` when the cells
         were surveyed (else the cells count as checked and clean: a notebook this package just
         built); `top_level` when the top level's schema problem is known (see
-        `top_level_problem`)."""
+        `top_level_problem`); `kept` when `raw` was written in a kept layout (keep.py)."""
         self.raw = raw
+        self._kept: KeptLayout | str | None = kept
         self.nb = nb
         self.survey = survey or CellSurvey()
         self._layout = layout
@@ -200,6 +204,13 @@ class LoadedNotebook:
         if self._layout is _UNSET and not self._written:
             return None
         return self.layout
+
+    def kept_layout(self) -> KeptLayout | str:
+        """The layout `raw` has, proven on every byte (keep.py), or why it has none (cached)."""
+        if self._kept is None:
+            with paused_gc():
+                self._kept = find_kept_layout(self.raw, self.nb)
+        return self._kept
 
     def top_level_problem(self) -> str | None:
         """The schema problem of everything but the cells (metadata, version), or None. Cached."""

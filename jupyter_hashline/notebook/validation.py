@@ -7,11 +7,19 @@ Invariants:
   `cells_problem` checks the given cells, each alone in a minimal notebook of the same version,
   so a write validates what it changed at a cost that does not grow with the notebook.
 - Ids a write repairs (missing or duplicate ids of 4.5 cells) are not problems here.
+- `known_problem` answers "is this notebook still invalid, and why" at a cost that stays small
+  for valid notebooks: a screen of every cell's and output's keys, types and id (a few
+  lookups per cell) decides which need the schema; only a notebook the screen doubts is
+  validated whole. The screen never passes a cell whose keys, cell or output types, or id
+  break the schema; deeper values (metadata fields nbformat types) are left to the schema
+  when a cell changes.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -45,6 +53,17 @@ def top_level_problem(nb: Mapping[str, Any]) -> str | None:
 
 
 KNOWN_CELL_TYPES = frozenset({"code", "markdown", "raw"})
+
+
+def top_structure_problem(nb: Mapping[str, Any]) -> str | None:
+    """Why the top level is too broken for any tool to open (metadata not an object, a
+    version that is not a whole number), or None. Other top-level schema problems (a field of
+    the metadata of the wrong type) are kept by writes, as Jupyter keeps them."""
+    if not isinstance(nb.get("metadata"), Mapping):
+        return "its metadata is not an object"
+    if not isinstance(nb.get("nbformat_minor"), int):
+        return "its nbformat_minor is not a whole number"
+    return None
 
 
 def structure_problem(nb: Mapping[str, Any]) -> str | None:
@@ -92,6 +111,81 @@ def cells_problem(
             name = names().get(id(cell), "?")
             return f"cell {name}{': ' + inside if inside else ''}: {message}"
     return None
+
+
+_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}\Z")
+_REQUIRED = {"code": ("outputs", "execution_count"), "markdown": (), "raw": ()}
+_ALLOWED = {
+    "code": frozenset({"id", "cell_type", "metadata", "source", "outputs", "execution_count"}),
+    "markdown": frozenset({"id", "cell_type", "metadata", "source", "attachments"}),
+    "raw": frozenset({"id", "cell_type", "metadata", "source", "attachments"}),
+}
+_OUTPUT_KEYS = {
+    "stream": (frozenset({"output_type", "name", "text"}), frozenset({"name", "text"})),
+    "display_data": (
+        frozenset({"output_type", "data", "metadata"}),
+        frozenset({"data", "metadata"}),
+    ),
+    "execute_result": (
+        frozenset({"output_type", "data", "metadata", "execution_count"}),
+        frozenset({"data", "metadata", "execution_count"}),
+    ),
+    "error": (
+        frozenset({"output_type", "ename", "evalue", "traceback"}),
+        frozenset({"ename", "evalue", "traceback"}),
+    ),
+}
+
+
+def known_problem(nb: Mapping[str, Any]) -> str | None:
+    """The notebook's first schema problem (as `notebook_problem` words it), or None; the
+    whole-notebook schema runs only when the screen doubts a cell (module docstring)."""
+    top = top_level_problem(nb)
+    if top is not None:
+        return top
+    if all(map(_looks_valid, nb.get("cells", []))) and _ids_ok(nb):
+        return None
+    return notebook_problem(nb)
+
+
+def _ids_ok(nb: Mapping[str, Any]) -> bool:
+    """No id in a notebook older than 4.5; in 4.5 and later, every id well formed."""
+    legacy = is_legacy(nb)
+    for cell in nb.get("cells", []):
+        cid = cell.get("id")
+        if (cid is not None) if legacy else not (isinstance(cid, str) and _ID.match(cid)):
+            return False
+    return True
+
+
+def _looks_valid(cell: Any) -> bool:
+    if type(cell) is not dict or type(cell.get("metadata")) is not dict:
+        return False
+    if type(cell.get("source")) is not str or not _cell_shape(cell.get("cell_type"), tuple(cell)):
+        return False
+    outputs = cell.get("outputs", ())
+    if type(outputs) is not list:
+        return outputs == ()
+    for output in outputs:
+        if type(output) is not dict or not _output_shape(output.get("output_type"), tuple(output)):
+            return False
+    return True
+
+
+@functools.lru_cache(maxsize=256)
+def _cell_shape(kind: Any, keys: tuple[str, ...]) -> bool:
+    """Whether a cell of type `kind` may have exactly these keys (cached: notebooks repeat a
+    handful of shapes, so the screen is a lookup per cell)."""
+    allowed = _ALLOWED.get(kind) if isinstance(kind, str) else None
+    if allowed is None or not allowed.issuperset(keys) or "metadata" not in keys:
+        return False
+    return all(key in keys for key in _REQUIRED[kind])
+
+
+@functools.lru_cache(maxsize=256)
+def _output_shape(kind: Any, keys: tuple[str, ...]) -> bool:
+    found = _OUTPUT_KEYS.get(kind) if isinstance(kind, str) else None
+    return found is not None and found[0].issuperset(keys) and found[1].issubset(keys)
 
 
 def _minor(nb: Mapping[str, Any]) -> int:

@@ -62,6 +62,14 @@ class HashlineExtension(ExtensionApp):
         help="How notebooks read as text: 'hashline' (cell markers with ids) or a jupytext "
         "format such as 'py:percent' or 'md'.",
     ).tag(config=True)
+    layout = Enum(
+        ["keep", "nbformat"],
+        default_value="keep",
+        help="How edited notebooks are laid out on disk: 'keep' the layout each file has "
+        "(indent, key order, line ends: a one-line edit is a one-line diff; a file no single "
+        "layout reproduces is written in nbformat's layout, with a warning), or 'nbformat' "
+        "(Jupyter's own layout, the whole file). Each edit or write call may choose too.",
+    ).tag(config=True)
     max_request_bytes = Int(16 * MIB, help="Request bodies larger than this get 413 (bytes).").tag(
         config=True
     )
@@ -137,6 +145,7 @@ class HashlineExtension(ExtensionApp):
         return HashlineSettings(
             seen_lines=SeenLinesPolicy(self.seen_lines),
             projection=self.projection,
+            layout=self.layout,
             max_request_bytes=self.max_request_bytes,
             max_patch_bytes=self.max_patch_bytes,
             max_file_bytes=self.max_file_bytes,

@@ -41,6 +41,7 @@ class HashlineSettings:
 
     seen_lines: SeenLinesPolicy = SeenLinesPolicy.REJECT
     projection: str = "hashline"
+    layout: str = "keep"
     max_request_bytes: int = 16 * MIB
     max_patch_bytes: int = 16 * MIB
     max_file_bytes: int = 64 * MIB

@@ -26,7 +26,7 @@ from __future__ import annotations
 import importlib
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..hashline.errors import HashlineError
 from ..tools import CATALOG, ToolSpec, run_tool
@@ -113,6 +113,7 @@ _ANNOTATIONS: dict[FieldKind, Any] = {
     FieldKind.SECONDS: float,
     FieldKind.NAMES: list[str],
     FieldKind.JSON_EDITS: dict[str, Any] | list[dict[str, Any]],
+    FieldKind.LAYOUT: Literal["keep", "nbformat"],
 }
 
 

@@ -129,10 +129,12 @@ def build_service(
         max_file_bytes=settings.max_file_bytes,
     )
     filesystem = (
-        NotebookFilesystem(contents, projection=settings.projection)
+        NotebookFilesystem(contents, projection=settings.projection, layout=settings.layout)
         if rooms is None
         else LiveNotebookFilesystem(
-            LiveContentsFilesystem(contents, rooms), projection=settings.projection
+            LiveContentsFilesystem(contents, rooms),
+            projection=settings.projection,
+            layout=settings.layout,
         )
     )
     refusal = run_refusal(settings)

@@ -25,6 +25,7 @@ from typing import Any
 
 from ..hashline.edits import EditOp
 from ..kernels.runner import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S
+from ..notebook import LAYOUTS
 from .requests import EditRequest, OutputsRequest, ReadRequest, RunRequest, WriteRequest
 
 __all__ = [
@@ -58,6 +59,7 @@ class FieldKind(Enum):
     SECONDS = "seconds"  # a number of seconds from 1 to MAX_TIMEOUT_S
     NAMES = "names"  # a list of non-empty strings (REST: comma-separated)
     JSON_EDITS = "json_edits"  # the JSON edit form
+    LAYOUT = "layout"  # how a notebook file is laid out when written: keep | nbformat
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +217,8 @@ def _kind_schema(kind: FieldKind) -> dict[str, Any]:
         return {"type": "number", "exclusiveMinimum": 0}
     if kind is FieldKind.SECONDS:
         return {"type": "number", "minimum": 1, "maximum": int(MAX_TIMEOUT_S)}
+    if kind is FieldKind.LAYOUT:
+        return {"type": "string", "enum": list(LAYOUTS)}
     if kind is FieldKind.NAMES:
         item = {"type": "string", "minLength": 1, "description": "One id."}
         return {"type": "array", "items": item}
@@ -256,7 +260,8 @@ edits (the JSON form: {"path": P, "tag": "9C2E", "edits": [{"op": "replace", "st
 "end": 5, "lines": ["..."]}, {"op": "delete", "start": 7, "end": 9}, {"op": "insert_after",
 "line": 5, "lines": ["..."]}, {"op": "insert_head", "lines": ["..."]}]}, or a list of such
 objects for several files; ops: replace, delete, insert_before, insert_after, insert_head,
-insert_tail)."""
+insert_tail). Optional: layout (keep, the default: a notebook file keeps its layout, so a
+one-line edit is a one-line diff; nbformat: Jupyter's own layout)."""
 
 READ = ToolSpec(
     name="notebook_read",
@@ -283,6 +288,14 @@ READ = ToolSpec(
     ),
 )
 
+LAYOUT_FIELD = Field(
+    "layout",
+    FieldKind.LAYOUT,
+    "How a notebook file is laid out when written: keep (the default: the layout the file "
+    "has, so a one-line edit is a one-line diff) or nbformat (Jupyter's own layout, the whole "
+    "file rewritten).",
+)
+
 EDIT = ToolSpec(
     name="notebook_edit",
     title="Edit a notebook or file",
@@ -294,6 +307,7 @@ EDIT = ToolSpec(
             FieldKind.JSON_EDITS,
             "The JSON form: {path, tag, edits: [...]} or a list of those (one per file).",
         ),
+        LAYOUT_FIELD,
     ),
     request=EditRequest,
     method="edit",
@@ -310,7 +324,8 @@ WRITE = ToolSpec(
     description=(
         "Create a file or replace all of it. Arguments: path (required) and content (required: "
         "the whole text; for a notebook, cell-marked text with `# %% [code]` and "
-        "`# %% [markdown]` marker lines). Prefer notebook_edit for changes to an existing file."
+        "`# %% [markdown]` marker lines); layout (optional: keep, the default, or nbformat: how a "
+        "notebook file is laid out). Prefer notebook_edit for changes to an existing file."
     ),
     fields=(
         Field("path", FieldKind.PATH, "The file to create or replace.", required=True),
@@ -320,6 +335,7 @@ WRITE = ToolSpec(
             "The whole new text (a notebook: cell-marked text).",
             required=True,
         ),
+        LAYOUT_FIELD,
     ),
     request=WriteRequest,
     method="write",

@@ -1,10 +1,11 @@
 """The tools over one directory on this machine (the CLI's and the MCP server's default).
 
-`open_directory(root)` is a `Workspace` over `NotebookFilesystem(DiskFilesystem(root))`: every
-path is confined to the root. Snapshots go to a `SqliteSnapshotStore`, by default the very
-file a Jupyter server on the same root uses (`default_store_path`), so tags survive between
-processes (CLI invocations, MCP sessions) and a notebook read here can be edited through that
-server and the other way round.
+`open_directory(root)` is a `Workspace` over `NotebookFilesystem(PairedDiskFilesystem(root))`:
+every path is confined to the root, and notebooks paired by jupytext are read and written as
+pairs (every paired file updated, a newer text twin honoured). Snapshots go to a
+`SqliteSnapshotStore`, by default the very file a Jupyter server on the same root uses
+(`default_store_path`), so tags survive between processes (CLI invocations, MCP sessions)
+and a notebook read here can be edited through that server and the other way round.
 
 Invariants:
 - The default store path is a pure function of the root's real path, computed exactly as the
@@ -21,11 +22,10 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from ..hashline.disk import DiskFilesystem
 from ..hashline.patcher import SeenLinesPolicy
 from ..hashline.sqlite_store import SqliteSnapshotStore
 from ..kernels import CellRunner
-from ..notebook import NotebookFilesystem
+from ..notebook import NotebookFilesystem, PairedDiskFilesystem
 from .workspace import Workspace
 
 __all__ = [
@@ -91,7 +91,7 @@ def open_directory(
     if chosen != ":memory:":
         Path(chosen).parent.mkdir(parents=True, exist_ok=True)
     store = SqliteSnapshotStore(chosen)
-    fs = NotebookFilesystem(DiskFilesystem(folder))
+    fs = NotebookFilesystem(PairedDiskFilesystem(folder))
     workspace = DirectoryWorkspace(
         fs,
         store,

@@ -59,6 +59,7 @@ class EditRequest(_Arguments):
     agent: str
     patch: str | None = None
     edits: JsonEdits | None = None
+    layout: str | None = None
 
     @property
     def edit(self) -> str | JsonEdits:
@@ -76,6 +77,7 @@ class WriteRequest(_Arguments):
     agent: str
     path: str
     content: str
+    layout: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

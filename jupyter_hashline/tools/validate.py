@@ -25,6 +25,7 @@ from enum import Enum
 from typing import Any
 
 from ..kernels.runner import MAX_TIMEOUT_S
+from ..notebook import LAYOUTS
 from .catalog import Field, FieldKind, ToolSpec
 from .errors import BadArgumentsError
 
@@ -160,6 +161,12 @@ def _json_edits(spec: ToolSpec, field: Field, raw: Any) -> Any:
     return raw
 
 
+def _layout(spec: ToolSpec, field: Field, raw: Any) -> str:
+    if raw not in LAYOUTS:
+        raise _wrong(spec, field, raw)
+    return str(raw)
+
+
 def _unsupported(spec: ToolSpec, field: Field, raw: Any) -> Any:
     raise _bad(spec, f"`{field.name}` cannot be sent in a query string; send a JSON body")
 
@@ -176,6 +183,7 @@ _JSON: dict[FieldKind, Converter] = {
     FieldKind.SECONDS: _seconds,
     FieldKind.NAMES: _names,
     FieldKind.JSON_EDITS: _json_edits,
+    FieldKind.LAYOUT: _layout,
 }
 _QUERY: dict[FieldKind, Converter] = {
     **_JSON,
@@ -195,6 +203,7 @@ _EXPECTED = {
     FieldKind.SECONDS: f"a number of seconds from 1 to {MAX_TIMEOUT_S:g}",
     FieldKind.NAMES: "a list of strings (ids)",
     FieldKind.JSON_EDITS: "the JSON form: an object {path, tag, edits} or a list of them",
+    FieldKind.LAYOUT: "keep or nbformat",
 }
 
 

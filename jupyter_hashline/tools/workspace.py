@@ -43,7 +43,7 @@ from ..hashline.results import PartialWriteError, PatchResult
 from ..hashline.store import SnapshotStore
 from ..hashline.text import line_count, section_tag
 from ..kernels import DEFAULT_TIMEOUT_S, CellRunner, KernelRun, NotRunnableError
-from ..notebook import NotebookFilesystem
+from ..notebook import NotebookFilesystem, layout_for_call
 from ..notebook.filesystem import is_notebook_path
 from .activity import ActivityLog, ActivityRecord
 from .calls import ToolOutcome
@@ -119,13 +119,19 @@ class Workspace:
 
     async def edit(self, request: EditRequest) -> ToolOutcome:
         patcher = self.patcher(request.agent)
-        return await self._changing(request.agent, "patch", lambda: patcher.apply(request.edit))
+
+        async def run() -> PatchResult:
+            with layout_for_call(request.layout):
+                return await patcher.apply(request.edit)
+
+        return await self._changing(request.agent, "patch", run)
 
     async def write(self, request: WriteRequest) -> ToolOutcome:
         patcher = self.patcher(request.agent)
 
         async def run() -> PatchResult:
-            return await patcher.write(self._resolve(request.path), request.content)
+            with layout_for_call(request.layout):
+                return await patcher.write(self._resolve(request.path), request.content)
 
         return await self._changing(request.agent, "write", run)
 

@@ -66,6 +66,8 @@ export interface PatchRequest {
       lines?: string[];
     }>;
   }>;
+  /** How a notebook file is laid out when written: keep (the default: the layout the file has, so a one-line edit is a one-line diff) or nbformat (Jupyter's own layout, the whole file rewritten). */
+  layout?: "keep" | "nbformat";
 }
 
 export interface PatchResponse {
@@ -96,6 +98,8 @@ export interface WriteRequest {
   path: string;
   /** The whole new text (a notebook: cell-marked text). */
   content: string;
+  /** How a notebook file is laid out when written: keep (the default: the layout the file has, so a one-line edit is a one-line diff) or nbformat (Jupyter's own layout, the whole file rewritten). */
+  layout?: "keep" | "nbformat";
 }
 
 export type WriteResponse = PatchResponse;

@@ -81,7 +81,8 @@ async def test_jupyter_ai_edits_through_the_running_server(
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert list(listed) == ["notebook_read", "notebook_edit", "notebook_outputs"]
         assert listed["notebook_read"].input_schema["required"] == ["path"]
-        assert set(listed["notebook_edit"].input_schema["properties"]) == {"patch", "edits"}
+        edit_arguments = set(listed["notebook_edit"].input_schema["properties"])
+        assert edit_arguments == {"patch", "edits", "layout"}
 
         async def call(tool: str, arguments: dict[str, Any]) -> tuple[bool, str]:
             result = await client.call_tool(tool, arguments)

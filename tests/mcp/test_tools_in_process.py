@@ -141,3 +141,29 @@ async def test_each_connection_is_its_own_agent_named_after_the_client(root: Pat
         assert re.fullmatch(r"Claude-Desktop-[0-9a-f]{6}", record.who), record.who
     finally:
         await workspace.aclose()
+
+
+async def test_a_paired_notebook_edited_on_root_updates_its_twin(root: Path) -> None:
+    """MCP on `--root`: the edit lands in the notebook and in its jupytext twin; a person's
+    later edit of the twin is what the next read shows."""
+    import os
+
+    import jupytext
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("a = 1\nb = 2", id="code")])
+    nb.metadata["jupytext"] = {"formats": "ipynb,py:percent"}
+    nbformat.write(nb, root / "paired.ipynb")
+    jupytext.write(nb, root / "paired.py", fmt="py:percent")
+    async with session(root) as call:
+        _, view = await call("notebook_read", {"path": "paired.ipynb"})
+        patch = f"{header_of(view, 'paired.ipynb')}\nreplace {line_of(view, 'b = 2')}:\n+b = 3\n"
+        is_error, reply = await call("notebook_edit", {"patch": patch})
+        assert not is_error, reply
+        assert "b = 3" in (root / "paired.py").read_text()
+        twin = (root / "paired.py").read_text().replace("a = 1", "a = 100")
+        (root / "paired.py").write_text(twin)
+        later = os.stat(root / "paired.ipynb").st_mtime + 5
+        os.utime(root / "paired.py", (later, later))
+        _, view = await call("notebook_read", {"path": "paired.ipynb"})
+        assert line_of(view, "a = 100")
+    assert nbformat.read(root / "paired.ipynb", as_version=4).cells[0].source == "a = 1\nb = 3"

@@ -90,17 +90,20 @@ async def test_an_edit_that_would_break_the_schema_is_refused_untouched(storage:
     assert storage.get("a.ipynb") == raw
 
 
-async def test_an_invalid_notebook_can_be_read_but_not_written(storage: Storage) -> None:
+async def test_an_invalid_notebook_is_written_saying_it_is_still_invalid(
+    storage: Storage,
+) -> None:
     nb = analysis()
     nb["metadata"]["kernelspec"] = "BAD"
-    raw = dumps(nb).replace('"x-custom"', '"x-custom"')
+    raw = dumps(nb)
     storage.put("bad.ipynb", raw)
     fs = NotebookFilesystem(storage.fs)
     text = await fs.read_text("bad.ipynb")
     assert "id=load-data" in text
-    with pytest.raises(InvalidNotebookError, match=r"metadata/kernelspec.*can be read but not"):
-        await fs.write_text("bad.ipynb", text.replace("df.plot()", "x"))
-    assert storage.get("bad.ipynb") == raw
+    result = await fs.write_text("bad.ipynb", text.replace("df.plot()", "x"))
+    (warning,) = result.warnings
+    assert "still not a valid notebook (metadata/kernelspec: 'BAD'" in warning
+    assert storage.get("bad.ipynb") == raw.replace('"df.plot()"', '"x"')
 
 
 async def test_broken_json_is_a_clear_read_error(storage: Storage) -> None:

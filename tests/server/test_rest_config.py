@@ -25,7 +25,8 @@ OVERLAY = {
 
 @pytest.fixture
 def variant(request: pytest.FixtureRequest) -> str:
-    """Which server a test wants: "plain", "overlay" or "jupytext" (parametrize indirectly)."""
+    """Which server a test wants: "plain", "overlay", "jupytext" or "nbformat" (its layout
+    trait set; parametrize indirectly)."""
     return str(getattr(request, "param", "plain"))
 
 
@@ -40,7 +41,8 @@ def jp_server_config(jp_root_dir: Path, variant: str) -> Config:
     }
     if variant == "jupytext":
         server["contents_manager_class"] = TextFileContentsManager
-    return Config({"ServerApp": server, "HashlineExtension": {"seen_lines": "warn"}})
+    hashline = {"seen_lines": "warn", **({"layout": "nbformat"} if variant == "nbformat" else {})}
+    return Config({"ServerApp": server, "HashlineExtension": hashline})
 
 
 def hashline_app(serverapp: Any) -> Any:
@@ -106,3 +108,78 @@ async def test_jupytext_contents_manager_keeps_pairs_in_sync(
     (jp_root_dir / "script.py").write_text("# %%\nx = 1\n")
     _, script = await api("read", params={"path": "script.py"})
     assert script["view"].split("\n")[1:] == ["1:# %%", "2:x = 1"]
+
+
+async def test_an_edit_through_the_server_keeps_the_files_layout(
+    api: Api, jp_serverapp: Any, jp_root_dir: Path
+) -> None:
+    assert hashline_app(jp_serverapp).service.settings.layout == "keep"
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(f"x = {n}", id=f"c{n}") for n in range(3)]
+    )
+    colab = json.dumps(json.loads(nbformat.writes(nb)), indent=2)  # Colab: indent 2, no newline
+    (jp_root_dir / "colab.ipynb").write_text(colab)
+    _, read = await api("read", params={"path": "colab.ipynb"})
+    line = next(n for n, row in enumerate(read["view"].split("\n")) if row.endswith("x = 1"))
+    body = {"patch": f"{read['header']}\nreplace {line}:\n+x = 10\n"}
+    status, reply = await api("patch", method="POST", body=body)
+    assert status == 200, reply
+    assert (jp_root_dir / "colab.ipynb").read_text() == colab.replace('"x = 1"', '"x = 10"')
+    _, read = await api("read", params={"path": "colab.ipynb"})
+    body = {"patch": f"{read['header']}\nreplace {line}:\n+x = 11\n", "layout": "nbformat"}
+    status, reply = await api("patch", method="POST", body=body)
+    assert status == 200, reply
+    written = (jp_root_dir / "colab.ipynb").read_text()
+    assert written == nbformat.writes(nbformat.reads(written, as_version=4)) + "\n"
+
+
+@pytest.mark.parametrize("variant", ["jupytext"], indirect=True)
+@pytest.mark.parametrize(
+    ("fmt", "twin"), [("py:percent", "paired.py"), ("md", "paired.md"), ("md:myst", "paired.md")]
+)
+@pytest.mark.filterwarnings("ignore:The synchronous ContentsManager:DeprecationWarning")
+async def test_a_pair_edited_in_directory_mode_opens_in_a_server_with_jupytext(
+    jp_fetch: Any, jp_root_dir: Path, fmt: str, twin: str
+) -> None:
+    """The CLI or MCP `--root` edits the pair; JupyterLab (a server with jupytext) then opens
+    the notebook (no "paired.ipynb is more recent than paired.py") and sees the edit."""
+    import jupytext
+
+    from jupyter_hashline.tools import open_directory, run_tool
+
+    nb = write_notebook(jp_root_dir / "paired.ipynb", "a = 1", "b = 2")
+    nb.metadata["jupytext"] = {"formats": f"ipynb,{fmt}"}
+    nbformat.write(nb, jp_root_dir / "paired.ipynb")
+    jupytext.write(nb, jp_root_dir / twin, fmt=fmt)
+    workspace = open_directory(jp_root_dir, ":memory:")
+    try:
+        read = await run_tool(workspace, "notebook_read", {"path": "paired.ipynb"}, agent="a")
+        rows = read.text.split("\n")
+        line = next(n for n, row in enumerate(rows) if row.endswith("b = 2"))
+        patch = f"{rows[0]}\nreplace {line}:\n+b = 3\n"
+        edited = await run_tool(workspace, "notebook_edit", {"patch": patch}, agent="a")
+        assert not edited.is_error, edited.text
+    finally:
+        await workspace.aclose()
+    response = await jp_fetch("api", "contents", "paired.ipynb", method="GET")
+    assert response.code == 200
+    model = json.loads(response.body)
+    assert [c["source"] for c in model["content"]["cells"]][-1] == "b = 3"
+    assert "b = 3" in (jp_root_dir / twin).read_text()
+
+
+@pytest.mark.parametrize("variant", ["nbformat"], indirect=True)
+async def test_the_layout_trait_makes_every_edit_write_nbformats_layout(
+    api: Api, jp_serverapp: Any, jp_root_dir: Path
+) -> None:
+    assert hashline_app(jp_serverapp).service.settings.layout == "nbformat"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1", id="c1")])
+    (jp_root_dir / "colab.ipynb").write_text(json.dumps(json.loads(nbformat.writes(nb)), indent=2))
+    _, read = await api("read", params={"path": "colab.ipynb"})
+    line = next(n for n, row in enumerate(read["view"].split("\n")) if row.endswith("x = 1"))
+    body = {"patch": f"{read['header']}\nreplace {line}:\n+x = 2\n"}
+    status, reply = await api("patch", method="POST", body=body)
+    assert status == 200, reply
+    written = (jp_root_dir / "colab.ipynb").read_text()
+    assert written == nbformat.writes(nbformat.reads(written, as_version=4)) + "\n"
+    assert '"x = 2"' in written

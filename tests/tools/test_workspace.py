@@ -98,3 +98,32 @@ async def test_patchers_are_bounded_and_seen_lines_outlive_them(agents: int) -> 
     header = first.text.split("\n")[0]
     again = await call(ws, "agent-0", "notebook_edit", patch=f"{header}\nreplace 1:\n+ONE\n")
     assert not again.is_error, again.text  # ...but the seen lines live in the store
+
+
+async def test_each_edit_chooses_the_layout_a_notebook_is_written_in() -> None:
+    import json
+
+    import nbformat
+
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(f"x = {n}", id=f"c{n}") for n in range(3)]
+    )
+    colab = json.dumps(json.loads(nbformat.writes(nb)), indent=2)  # no final newline
+    inner, ws = workspace({"nb.ipynb": colab})
+    read = await call(ws, "A", "notebook_read", path="nb.ipynb")
+    header, lines = read.text.split("\n")[0], read.text.split("\n")
+    line = next(n for n, row in enumerate(lines) if row.endswith("x = 1"))
+    kept = await call(ws, "A", "notebook_edit", patch=f"{header}\nreplace {line}:\n+x = 10\n")
+    assert not kept.is_error
+    assert inner.get("nb.ipynb") == colab.replace('"x = 1"', '"x = 10"')
+    read = await call(ws, "A", "notebook_read", path="nb.ipynb")
+    header = read.text.split("\n")[0]
+    rewritten = await call(
+        ws, "A", "notebook_edit", patch=f"{header}\nreplace {line}:\n+x = 11\n", layout="nbformat"
+    )
+    assert not rewritten.is_error
+    written = inner.get("nb.ipynb")
+    assert written == nbformat.writes(nbformat.reads(written, as_version=4)) + "\n"
+    wrong = await call(ws, "A", "notebook_edit", patch="x", layout="pretty")
+    assert (wrong.is_error, wrong.kind) == (True, "bad_arguments")
+    assert "keep or nbformat" in wrong.text

@@ -1,0 +1,119 @@
+"""Writing notebooks that are invalid already: what a write keeps, refuses and says.
+
+Jupyter saves an invalid notebook and says why; so does this layer, with one rule: a write
+may keep the problems a notebook has, never add one.
+
+Invariants:
+- A write is refused (`InvalidNotebookError`, nothing written) when it adds a schema problem:
+  a changed or new cell failing the schema where the version of that cell the notebook had
+  (the cell shown under the same id) did not fail it the same way, a top level (metadata,
+  version) failing where it did not, or any problem in a new file.
+- Otherwise it is written, and `still_invalid` words the problem the written notebook still
+  has, on every write of it (the first and every later one alike), until it is repaired.
+- Cost follows what changed: the changed cells are validated alone; whether the rest is
+  valid is known from the version written before (kept on the loaded notebook), or found
+  once per version read by `known_problem`'s screen (a few lookups per cell).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from .cellmatch import CellMatch
+from .errors import InvalidNotebookError
+from .ids import display_ids
+from .loading import LoadedNotebook
+from .validation import cells_problem, known_problem, notebook_problem, top_level_problem
+
+__all__ = ["SCHEMA_VIEW", "check_write", "remember_problem", "still_invalid"]
+
+SCHEMA_VIEW = "schema problem"
+"""The view of a loaded notebook holding its schema problem (None: valid)."""
+
+
+def current_problem(loaded: LoadedNotebook) -> str | None:
+    """The schema problem of a loaded notebook, or None (found once per version)."""
+    found: str | None = loaded.view(SCHEMA_VIEW, lambda nb, _: known_problem(nb))
+    return found
+
+
+def remember_problem(loaded: LoadedNotebook, problem: str | None) -> None:
+    """Record what `check_write` found for the notebook a write produced."""
+    loaded.view(SCHEMA_VIEW, lambda nb, _: problem)
+
+
+def check_write(
+    path: str,
+    current: LoadedNotebook | None,
+    merged: Mapping[str, Any],
+    match: CellMatch | None,
+) -> str | None:
+    """The schema problem `merged` keeps from `current` (None: valid); raises when the write
+    would add one (see the module docstring)."""
+    if current is None or match is None:
+        problem = notebook_problem(merged)
+        if problem is not None:
+            raise _refusal(path, problem)
+        return None
+    cells: Sequence[Any] = merged.get("cells", [])
+    before = current.top_level_problem()
+    after = before if _same_top(current.nb, merged) else top_level_problem(merged)
+    if after is not None and after != before:
+        raise _refusal(path, after)
+    names = _names(cells)
+    kept = None
+    for index in match.fresh():
+        problem = cells_problem(merged, [cells[index]], names)
+        if problem is None:
+            continue
+        if problem != _old_problem(current, names().get(id(cells[index]))):
+            raise _refusal(path, problem)
+        kept = kept or problem
+    if kept is None and after is None and current_problem(current) is None:
+        return None
+    return known_problem(merged)
+
+
+def still_invalid(path: str, problem: str) -> str:
+    return (
+        f"{path} is still not a valid notebook ({problem}). It was written anyway, as Jupyter "
+        "saves such notebooks, because the edit added no new problem; repair it (for example "
+        "open and save it in JupyterLab, or fix that cell) to make it valid."
+    )
+
+
+def _old_problem(current: LoadedNotebook, name: str | None) -> str | None:
+    """The schema problem of the cell `current` shows as `name` (None: none, or no such cell)."""
+    ids = current.ids.ids
+    if name is None or name not in ids:
+        return None
+    old = current.nb["cells"][ids.index(name)]
+    return cells_problem(current.nb, [old], lambda: {id(old): name})
+
+
+def _names(cells: Sequence[Any]) -> Callable[[], Mapping[int, str]]:
+    """id(cell) -> the id the cell is shown under, computed once when first asked."""
+    memo: list[Mapping[int, str]] = []
+
+    def names() -> Mapping[int, str]:
+        if not memo:
+            shown = display_ids([c if isinstance(c, Mapping) else {} for c in cells]).ids
+            memo.append({id(cell): cid for cell, cid in zip(cells, shown, strict=True)})
+        return memo[0]
+
+    return names
+
+
+def _refusal(path: str, problem: str) -> InvalidNotebookError:
+    return InvalidNotebookError(
+        f"After the edit {path} would not be a valid notebook ({problem}). Nothing was "
+        "written. Cell types are code, markdown and raw; fix the marker or the text and send "
+        "the edit again."
+    )
+
+
+def _same_top(base: Mapping[str, Any], merged: Mapping[str, Any]) -> bool:
+    if base.keys() != merged.keys():
+        return False
+    return all(merged[key] is base[key] for key in base if key != "cells")

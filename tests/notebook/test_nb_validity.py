@@ -1,0 +1,91 @@
+"""A notebook invalid already is written by an edit that adds no problem, saying so every time;
+an edit that adds a problem is refused with the file untouched."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import nbformat
+import pytest
+
+from jupyter_hashline.hashline.memory_fs import InMemoryFilesystem
+from jupyter_hashline.hashline.memory_store import InMemorySnapshotStore
+from jupyter_hashline.hashline.patcher import Patcher
+from jupyter_hashline.notebook import InvalidNotebookError, NotebookFilesystem, load_notebook
+from jupyter_hashline.notebook.validation import known_problem, notebook_problem
+
+STILL = "is still not a valid notebook"
+
+
+def with_extra_output_key() -> str:
+    """A notebook whose first cell has an output with a key the schema does not allow."""
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell(
+                "print(1)",
+                id="first",
+                outputs=[nbformat.v4.new_output("stream", name="stdout", text="1\n")],
+            ),
+            nbformat.v4.new_code_cell("x = 2", id="second"),
+            nbformat.v4.new_code_cell("y = 3", id="third"),
+        ]
+    )
+    disk = json.loads(nbformat.writes(nb))
+    disk["cells"][0]["outputs"][0]["extra"] = True
+    return json.dumps(disk, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def test_the_screen_agrees_with_the_schema() -> None:
+    raw = with_extra_output_key()
+    nb = load_notebook(raw).nb
+    assert known_problem(nb) == notebook_problem(nb) is not None
+    assert "'extra' was unexpected" in str(known_problem(nb))
+    fixed = json.loads(raw)
+    del fixed["cells"][0]["outputs"][0]["extra"]
+    assert known_problem(load_notebook(json.dumps(fixed)).nb) is None
+
+
+def test_every_write_of_an_invalid_notebook_says_it_is_still_invalid() -> None:
+    """Fresh edits and stale ones (recovered on a newer version) alike."""
+    raw = with_extra_output_key()
+    inner = InMemoryFilesystem({"nb.ipynb": raw})
+    patcher = Patcher(NotebookFilesystem(inner), InMemorySnapshotStore())
+    read = asyncio.run(patcher.read("nb.ipynb"))
+    lines = read.text.split("\n")
+    for source, new in (("x = 2", "x = 20"), ("y = 3", "y = 30")):
+        line = next(n for n, row in enumerate(lines, 1) if row.endswith(source))
+        # the same (stale) read for both edits: the second is recovered on the newer version
+        result = asyncio.run(patcher.apply(f"{read.header}\nreplace {line}:\n+{new}\n"))
+        section = result.sections[0]
+        assert section.written, section.to_text()
+        assert sum(STILL in w and "'extra' was unexpected" in w for w in section.warnings) == 1
+    written = nbformat.reads(inner.get("nb.ipynb"), as_version=4, capture_validation_error={})
+    assert [c.source for c in written.cells] == ["print(1)", "x = 20", "y = 30"]
+
+
+def test_an_edit_that_adds_a_problem_is_refused_untouched() -> None:
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1", id="only")])
+    raw = nbformat.writes(nb) + "\n"
+    inner = InMemoryFilesystem({"nb.ipynb": raw})
+    fs = NotebookFilesystem(inner)
+    asyncio.run(fs.read_text("nb.ipynb"))
+    bad = {"output_type": "stream", "name": "stdout", "text": "1\n", "extra": True}
+    with pytest.raises(InvalidNotebookError, match="would not be a valid notebook") as info:
+        asyncio.run(fs.write_outputs("nb.ipynb", {"only": ((bad,), 1)}))
+    assert "Nothing was written" in str(info.value)
+    assert inner.get("nb.ipynb") == raw
+
+
+def test_a_problem_the_cell_had_is_kept_a_new_one_refused() -> None:
+    raw = with_extra_output_key()
+    inner = InMemoryFilesystem({"nb.ipynb": raw})
+    fs = NotebookFilesystem(inner)
+    text = asyncio.run(fs.read_text("nb.ipynb"))
+    result = asyncio.run(fs.write_text("nb.ipynb", text.replace("print(1)", "print(10)")))
+    assert any(STILL in w for w in result.warnings)  # the edited cell keeps its output
+    before = inner.get("nb.ipynb")
+    other = {"output_type": "stream", "name": "stdout", "text": "2\n", "bogus": 1}
+    with pytest.raises(InvalidNotebookError, match="'bogus' was unexpected"):
+        asyncio.run(fs.write_outputs("nb.ipynb", {"second": ((other,), 2)}))
+    assert inner.get("nb.ipynb") == before
