@@ -266,3 +266,32 @@ async def test_with_the_notebook_open_a_persons_deleting_the_cell_refuses_the_ru
         assert (status, reply["error"]) == (409, "stale_cells")
         assert "Nothing ran" in reply["message"]
     assert await jp_serverapp.session_manager.list_sessions() == []
+
+
+async def test_after_a_recovered_edit_the_new_tag_edits_and_runs_the_lines_the_agent_saw(
+    api: Api, jp_root_dir: Path
+) -> None:
+    write_notebook(jp_root_dir / NB, "a = 1\nb = 2", "c = a + b\nprint(c)", "z = 0")
+    tag = await read_tag(api)  # 1-3 cell-0, 4-6 cell-1, 7-8 cell-2
+    other = {"X-Hashline-Agent": "other"}
+    _, read_b = await api("read", params={"path": NB}, headers=other)
+    status, moved = await api(
+        "patch",
+        method="POST",
+        body={"patch": f"[{NB}#{read_b['tag']}]\nreplace 8:\n+z = 1\n"},
+        headers=other,
+    )
+    assert status == 200, moved
+    body = {"patch": f"[{NB}#{tag}]\nreplace 2:\n+a = 10\n"}
+    status, stale = await api("patch", method="POST", body=body, schema="PatchResponse")
+    assert status == 200 and "recovered" in stale["text"], stale
+    new_tag = stale["sections"][0]["tag"]
+    status, ran = await run(api, tag=new_tag, cells=["cell-0", "cell-1"])
+    assert status == 200, ran
+    assert ran["cells"][1]["outputs"] == "[1] stream stdout\n12"
+    body = {"patch": f"[{NB}#{ran['tag']}]\nreplace 5:\n+c = a - b\n"}
+    status, follow = await api("patch", method="POST", body=body, schema="PatchResponse")
+    assert status == 200, follow
+    status, ran = await run(api, tag=follow["sections"][0]["tag"], cells=["cell-0", "cell-1"])
+    assert status == 200, ran
+    assert ran["cells"][1]["outputs"] == "[1] stream stdout\n8"
