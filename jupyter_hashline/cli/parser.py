@@ -30,7 +30,7 @@ def add_global_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--agent",
         help="the agent this call speaks for: its seen lines and the name in the activity "
-        "feed (default: your login name; `mcp` names one agent per connection)",
+        "feed (default: your login name; `mcp`: the MCP client's name)",
     )
     parser.add_argument(
         "--allow-run",

@@ -7,8 +7,10 @@ directory, or a Jupyter server's REST API). `serve_stdio(workspace)` serves one 
 stdin/stdout until it disconnects.
 
 Invariants:
-- One connection is one agent: named from the client's `initialize` clientInfo plus a suffix
-  drawn once per server (two windows of one client are two agents with their own seen lines).
+- Identity is the agent's name, not the connection: `agent` (the CLI's `--agent`) when given,
+  else the client's `initialize` clientInfo name. Seen lines are kept by that name in the
+  workspace's store, so a new connection of the same agent keeps what it was shown (an MCP
+  Inspector `--cli` call is a connection of its own).
 - An edit or run the engine rejects, or any other agent mistake, is a tool result with
   `isError` set and the agent message as its only text; the MCP connection itself never fails
   for it. A run whose cell raised is a normal result: its text gives the cell's status `error`.
@@ -18,7 +20,6 @@ Invariants:
 from __future__ import annotations
 
 import re
-import secrets
 from collections.abc import Mapping
 from typing import Any
 
@@ -38,31 +39,32 @@ INSTRUCTIONS = (
 )
 
 
-def connection_agent(client: Mapping[str, Any] | None, suffix: str) -> str:
-    """`<client name>-<suffix>`: the agent name of one MCP connection."""
+def client_agent(client: Mapping[str, Any] | None) -> str:
+    """The agent named by a client's clientInfo (`Claude Desktop` -> `Claude-Desktop`)."""
     raw = str((client or {}).get("name") or "mcp")
-    name = re.sub(r"[^A-Za-z0-9._-]+", "-", raw).strip("-")[:40] or "mcp"
-    return f"{name}-{suffix}"
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", raw).strip("-")[:40] or "mcp"
 
 
-def build_server(workspace: ToolWorkspace, *, names: tuple[str, ...] = TOOL_NAMES) -> Any:
-    """An MCP server offering the notebook tools `names` on `workspace`, for one connection."""
+def build_server(
+    workspace: ToolWorkspace, *, names: tuple[str, ...] = TOOL_NAMES, agent: str | None = None
+) -> Any:
+    """An MCP server offering the notebook tools `names` on `workspace`, for one connection,
+    as `agent` (default: the client's name)."""
     tools = mcp_definitions(names)
-    suffix = secrets.token_hex(3)
 
     async def call_tool(
         name: str, arguments: Mapping[str, Any], client: Mapping[str, Any] | None
     ) -> dict[str, Any]:
-        agent = connection_agent(client, suffix)
-        outcome = await run_tool(workspace, name, arguments, agent=agent, names=names)
+        who = agent or client_agent(client)
+        outcome = await run_tool(workspace, name, arguments, agent=who, names=names)
         return {"content": [{"type": "text", "text": outcome.text}], "isError": outcome.is_error}
 
     return build_low_level_server(SERVER_NAME, __version__, INSTRUCTIONS, lambda: tools, call_tool)
 
 
-async def serve_stdio(workspace: ToolWorkspace) -> None:
+async def serve_stdio(workspace: ToolWorkspace, *, agent: str | None = None) -> None:
     """Serve one MCP client on stdin/stdout until it disconnects, then close the workspace."""
     try:
-        await run_stdio(build_server(workspace))
+        await run_stdio(build_server(workspace, agent=agent))
     finally:
         await workspace.aclose()

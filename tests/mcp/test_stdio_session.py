@@ -116,3 +116,18 @@ async def test_without_allow_run_a_run_is_an_error_saying_how_to_allow_it(root: 
     assert is_error and text.startswith("Run refused, nothing ran")
     assert "--allow-run" in text and "jupyter-hashline --allow-run mcp" in text
     assert (root / CHECKS).read_bytes() == before
+
+
+async def test_read_and_edit_in_separate_connections_of_one_named_agent(root: Path) -> None:
+    """An Inspector-style flow: every call is a new server process, the store is on disk."""
+    async with Client(server_params("--root", str(root), "--agent", "ana", "mcp")) as client:
+        _, view = await caller(client)("notebook_read", {"path": NOTEBOOK})
+    line = line_of(view, "print(total)")
+    patch = f"{header_of(view)}\nreplace {line}:\n+print(total)  # checked\n"
+    async with Client(server_params("--root", str(root), "--agent", "bob", "mcp")) as client:
+        is_error, text = await caller(client)("notebook_edit", {"patch": patch})
+    assert is_error and "never shown" in text
+    async with Client(server_params("--root", str(root), "--agent", "ana", "mcp")) as client:
+        is_error, text = await caller(client)("notebook_edit", {"patch": patch})
+    assert not is_error, text
+    assert "print(total)  # checked" in (root / NOTEBOOK).read_text("utf-8")
