@@ -14,6 +14,9 @@ Invariants:
 - An edit or run the engine rejects, or any other agent mistake, is a tool result with
   `isError` set and the agent message as its only text; the MCP connection itself never fails
   for it. A run whose cell raised is a normal result: its text gives the cell's status `error`.
+- Figures are on by default: a tool that takes `images` gets `images: true` unless the client
+  sent it; each attached figure is a text block naming its cell and output number followed by
+  an image block (base64, its MIME type), after the tool's text.
 - Nothing but MCP messages is written to stdout.
 """
 
@@ -24,7 +27,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from .. import __version__
-from ..tools import EDIT_LANGUAGE, TOOL_NAMES, ToolWorkspace, mcp_definitions, run_tool
+from ..tools import (
+    EDIT_LANGUAGE,
+    TOOL_NAMES,
+    ToolOutcome,
+    ToolWorkspace,
+    mcp_definitions,
+    run_tool,
+    spec_for,
+)
 from .compat import build_low_level_server, run_stdio
 
 SERVER_NAME = "jupyter-hashline"
@@ -45,6 +56,23 @@ def client_agent(client: Mapping[str, Any] | None) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", raw).strip("-")[:40] or "mcp"
 
 
+def with_images(name: str, arguments: Mapping[str, Any]) -> Mapping[str, Any]:
+    """`arguments` with `images: true` for a tool that takes it and was not told otherwise."""
+    spec = spec_for(name)
+    if spec is None or spec.field("images") is None or "images" in arguments:
+        return arguments
+    return {**arguments, "images": True}
+
+
+def content_of(outcome: ToolOutcome) -> list[dict[str, Any]]:
+    """The MCP content blocks of a tool result: its text, then each figure (see above)."""
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": outcome.text}]
+    for figure in outcome.images:
+        blocks.append({"type": "text", "text": figure.caption()})
+        blocks.append({"type": "image", "data": figure.data, "mimeType": figure.mime})
+    return blocks
+
+
 def build_server(
     workspace: ToolWorkspace, *, names: tuple[str, ...] = TOOL_NAMES, agent: str | None = None
 ) -> Any:
@@ -56,8 +84,10 @@ def build_server(
         name: str, arguments: Mapping[str, Any], client: Mapping[str, Any] | None
     ) -> dict[str, Any]:
         who = agent or client_agent(client)
-        outcome = await run_tool(workspace, name, arguments, agent=who, names=names)
-        return {"content": [{"type": "text", "text": outcome.text}], "isError": outcome.is_error}
+        outcome = await run_tool(
+            workspace, name, with_images(name, arguments), agent=who, names=names
+        )
+        return {"content": content_of(outcome), "isError": outcome.is_error}
 
     return build_low_level_server(SERVER_NAME, __version__, INSTRUCTIONS, lambda: tools, call_tool)
 

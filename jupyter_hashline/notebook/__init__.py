@@ -9,6 +9,7 @@ notebook (outputs, ids, metadata kept) and report what landed. The pure parts ar
 from __future__ import annotations
 
 from .errors import InvalidNotebookError
+from .figures import Figure, FigureLimits, Figures, collect_figures
 from .filesystem import NotebookFilesystem, is_notebook_path, new_notebook
 from .loading import LoadedNotebook, load_notebook
 from .merge import merge_projection
@@ -19,11 +20,15 @@ from .serialize import CellJsonCache, serialize_notebook
 
 __all__ = [
     "CellJsonCache",
+    "Figure",
+    "FigureLimits",
+    "Figures",
     "InvalidNotebookError",
     "LoadedNotebook",
     "NotebookFilesystem",
     "ProjectedCell",
     "cell_outputs",
+    "collect_figures",
     "is_notebook_path",
     "load_notebook",
     "merge_projection",

@@ -206,6 +206,18 @@ class NotebookFilesystem(Filesystem):
             raise HashlineError(f"{path} is not a notebook (.ipynb): it has no cell outputs.")
         return cell_outputs((await self._read(path)).nb, cell_id, max_chars=max_chars)
 
+    async def output_list(self, path: str, cell_id: str) -> tuple[Mapping[str, Any], ...]:
+        """The outputs of one code cell as stored (nbformat v4 dicts), numbered as `outputs`
+        numbers them; () for a cell that is not a code cell."""
+        if not is_notebook_path(path):
+            raise HashlineError(f"{path} is not a notebook (.ipynb): it has no cell outputs.")
+        cells: Sequence[Mapping[str, Any]] = (await self._read(path)).nb.get("cells", [])
+        ids = display_ids(cells).ids
+        if cell_id not in ids:
+            raise AnchorError(f"No cell id={cell_id} in this notebook.")
+        outputs = cells[ids.index(cell_id)].get("outputs") or ()
+        return tuple(outputs)
+
     async def write_outputs(self, path: str, executed: Mapping[str, Executed]) -> WriteResult:
         """Set the outputs and execution counts of executed cells, in one write.
 

@@ -58,6 +58,7 @@ class FieldKind(Enum):
     SECONDS = "seconds"  # a number of seconds from 1 to MAX_TIMEOUT_S
     NAMES = "names"  # a list of non-empty strings (REST: comma-separated)
     JSON_EDITS = "json_edits"  # the JSON edit form
+    FLAG = "flag"  # true or false (REST query: "true" / "false")
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,6 +219,8 @@ def _kind_schema(kind: FieldKind) -> dict[str, Any]:
     if kind is FieldKind.NAMES:
         item = {"type": "string", "minLength": 1, "description": "One id."}
         return {"type": "array", "items": item}
+    if kind is FieldKind.FLAG:
+        return {"type": "boolean"}
     section = _section_schema()
     several = {
         "type": "array",
@@ -329,6 +332,16 @@ WRITE = ToolSpec(
     ),
 )
 
+_IMAGES_TEXT = (
+    "true to also get PNG and JPEG outputs as images, at most 1024 px on their longest side, "
+    "each named by its cell and output number [N]; SVG and images over the size caps stay "
+    "placeholders with the reason; default true over MCP, false elsewhere"
+)
+_IMAGES_FIELD = (
+    "Also return PNG/JPEG outputs as images (default: true over MCP, false over REST and the "
+    "command line)."
+)
+
 OUTPUTS = ToolSpec(
     name="notebook_outputs",
     title="Show a cell's outputs",
@@ -337,7 +350,7 @@ OUTPUTS = ToolSpec(
         "and other binary data as sized placeholders, errors without colour codes. Arguments: "
         "path (required), cell (required: the id in the cell's marker line "
         f"`# %% [code] id=ID`), max_chars (optional, a whole number >= 1; default "
-        f"{DEFAULT_OUTPUT_CHARS})."
+        f"{DEFAULT_OUTPUT_CHARS}), images (optional: " + _IMAGES_TEXT + ")."
     ),
     fields=(
         Field("path", FieldKind.PATH, "The notebook.", required=True),
@@ -347,6 +360,7 @@ OUTPUTS = ToolSpec(
             FieldKind.POSITIVE_INT,
             f"Clip the text to this many characters (default {DEFAULT_OUTPUT_CHARS}).",
         ),
+        Field("images", FieldKind.FLAG, _IMAGES_FIELD),
     ),
     request=OutputsRequest,
     method="outputs",
@@ -380,7 +394,7 @@ RUN = ToolSpec(
         "gives per cell its status (ok; error: it raised; timeout; busy: the kernel stayed "
         "busy with someone else's work; skipped: an earlier cell did not end ok), execution "
         "count, duration and outputs as text (images as placeholders). The outputs are saved "
-        "in the notebook."
+        "in the notebook. images (optional: " + _IMAGES_TEXT + ")."
     ),
     fields=(
         Field(
@@ -410,6 +424,7 @@ RUN = ToolSpec(
             f"Clip each cell's output text to this many characters (default "
             f"{DEFAULT_OUTPUT_CHARS}).",
         ),
+        Field("images", FieldKind.FLAG, _IMAGES_FIELD),
     ),
     request=RunRequest,
     method="run",
@@ -451,6 +466,8 @@ def _query_schema(field: Field) -> dict[str, Any]:
         schema = {"type": "string", "pattern": _POSITIVE_DECIMAL}
     elif kind is FieldKind.NAMES:
         return {"type": "string", "description": field.description + " Comma-separated."}
+    elif kind is FieldKind.FLAG:
+        schema = {"type": "string", "enum": ["true", "false"]}
     elif kind is FieldKind.JSON_EDITS:
         raise ValueError(f"{field.name}: the JSON edit form cannot travel in a query string")
     else:

@@ -36,6 +36,7 @@ import httpx
 
 from ..hashline.errors import HashlineError
 from ..hashline.parse import parse_patch
+from ..notebook import Figure
 from .activity import ActivityRecord
 from .calls import ToolOutcome
 from .catalog import CATALOG, FieldKind, ToolSpec
@@ -139,8 +140,9 @@ class RestWorkspace:
             kind = str(payload.get("error") or "http_error")
             return ToolOutcome.error(message, kind, response.status_code)
         records = tuple(ActivityRecord.from_json(r) for r in payload.get("activity", ()))
+        images = tuple(Figure.from_json(image) for image in payload.get("images", ()))
         text = str(payload.get(spec.rest.text_key, ""))
-        return ToolOutcome(text, reply=payload, activity=records)
+        return ToolOutcome(text, reply=payload, activity=records, images=images)
 
     def _unreachable(self, err: httpx.HTTPError) -> str:
         return (
@@ -193,6 +195,8 @@ class RestWorkspace:
 
 
 def _query_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, (list, tuple)):
         return ",".join(str(item) for item in value)
     return str(value)

@@ -43,7 +43,7 @@ from ..hashline.results import PartialWriteError, PatchResult
 from ..hashline.store import SnapshotStore
 from ..hashline.text import line_count, section_tag
 from ..kernels import DEFAULT_TIMEOUT_S, CellRunner, KernelRun, NotRunnableError
-from ..notebook import NotebookFilesystem
+from ..notebook import NotebookFilesystem, collect_figures
 from ..notebook.filesystem import is_notebook_path
 from .activity import ActivityLog, ActivityRecord
 from .calls import ToolOutcome
@@ -135,7 +135,11 @@ class Workspace:
             max_chars = request.max_chars or DEFAULT_OUTPUT_CHARS
             async with self.locks.hold([await self.fs.canonical_path(path)]):
                 text = await self.fs.outputs(path, request.cell, max_chars=max_chars)
-            return ToolOutcome(text, reply={"path": path, "cell": request.cell, "text": text})
+                listed = await self.fs.output_list(path, request.cell) if request.images else ()
+            outcome = ToolOutcome(text, reply={"path": path, "cell": request.cell, "text": text})
+            if not request.images:
+                return outcome
+            return outcome.with_figures(collect_figures([(request.cell, listed)]))
 
         return await _guarded(work)
 
@@ -282,7 +286,10 @@ class Workspace:
         text, reply = run_reply(
             run, path=path, tag=tag, notes=notes, max_chars=max_chars, record=record
         )
-        return ToolOutcome(text, reply=reply, activity=(record,))
+        outcome = ToolOutcome(text, reply=reply, activity=(record,))
+        if not request.images:
+            return outcome
+        return outcome.with_figures(collect_figures((c.cell_id, c.outputs) for c in run.cells))
 
     def _record_after_run(
         self, request: RunRequest, key: str, before: str, after: str

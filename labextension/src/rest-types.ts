@@ -100,7 +100,7 @@ export interface WriteRequest {
 
 export type WriteResponse = PatchResponse;
 
-/** GET outputs?path=PATH&cell=CELL[&max_chars=...] */
+/** GET outputs?path=PATH&cell=CELL[&max_chars=...&images=...] */
 export interface OutputsQuery {
   /** The notebook. */
   path: string;
@@ -108,6 +108,8 @@ export interface OutputsQuery {
   cell: string;
   /** Clip the text to this many characters (default 4000). */
   max_chars?: string;
+  /** Also return PNG/JPEG outputs as images (default: true over MCP, false over REST and the command line). */
+  images?: "true" | "false";
 }
 
 export interface OutputsResponse {
@@ -115,6 +117,21 @@ export interface OutputsResponse {
   cell: string;
   /** The cell's outputs as text: clipped, images as sized placeholders, never base64. */
   text: string;
+  /** Present when `images` was asked: the PNG/JPEG outputs attached as images (longest side at most 1024 px, size-capped), each named by its cell and output number [N] as in the text. */
+  images?: Figure[];
+}
+
+/** One output image attached for a multimodal agent. */
+export interface Figure {
+  /** The id of the cell that drew it. */
+  cell: string;
+  /** Its output number, [N] in the text. */
+  output_index: number;
+  mime: "image/png" | "image/jpeg";
+  /** The image, base64-encoded. */
+  data: string;
+  width: number;
+  height: number;
 }
 
 /** POST run: run notebook cells. */
@@ -129,6 +146,8 @@ export interface RunRequest {
   timeout_s?: number;
   /** Clip each cell's output text to this many characters (default 4000). */
   max_chars?: number;
+  /** Also return PNG/JPEG outputs as images (default: true over MCP, false over REST and the command line). */
+  images?: boolean;
 }
 
 /** The cells that ran (in the order asked), the notebook's new header, and the reply for the agent. */
@@ -147,6 +166,8 @@ export interface RunResponse {
   text: string;
   /** The run as recorded in the activity feed. */
   activity: ActivityRecord[];
+  /** Present when `images` was asked: the PNG/JPEG outputs attached as images (longest side at most 1024 px, size-capped), each named by its cell and output number [N] as in the text. */
+  images?: Figure[];
 }
 
 /** One cell of a run. */

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import base64
+import io
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
+import nbformat
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from PIL import Image
+from testkit.cells import FIGURE_CELL
 from testkit.scenario import (
     CHECKS,
     NOTEBOOK,
@@ -131,3 +136,29 @@ async def test_read_and_edit_in_separate_connections_of_one_named_agent(root: Pa
         is_error, text = await caller(client)("notebook_edit", {"patch": patch})
     assert not is_error, text
     assert "print(total)  # checked" in (root / NOTEBOOK).read_text("utf-8")
+
+
+async def test_a_client_sees_the_figure_a_cell_drew_as_image_content(root: Path) -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
+    nb.cells = [nbformat.v4.new_code_cell(FIGURE_CELL, id="plot")]
+    nbformat.write(nb, root / "fig.ipynb")
+    async with Client(server_params("--root", str(root), "--allow-run", "mcp")) as client:
+        _, view = await caller(client)("notebook_read", {"path": "fig.ipynb"})
+        tag = header_of(view, "fig.ipynb")[-5:-1]
+        ran = await client.call_tool(
+            "notebook_run", {"path": "fig.ipynb", "tag": tag, "cells": ["plot"]}
+        )
+        shown = await client.call_tool("notebook_outputs", {"path": "fig.ipynb", "cell": "plot"})
+        text_only = await client.call_tool(
+            "notebook_outputs", {"path": "fig.ipynb", "cell": "plot", "images": False}
+        )
+    assert not ran.is_error
+    text, caption, image = ran.content
+    assert "image attached: cell plot output [1], image/png 1024x512" in text.text
+    assert caption.text.startswith("image attached: cell plot output [1]")
+    assert image.type == "image" and image.mime_type == "image/png"
+    with Image.open(io.BytesIO(base64.b64decode(image.data))) as decoded:
+        assert decoded.size == (1024, 512)
+    assert [block.type for block in shown.content] == ["text", "text", "image"]
+    assert [block.type for block in text_only.content] == ["text"]

@@ -8,11 +8,15 @@ import jupyter_hashline.notebook as notebook
 def test_exported_members() -> None:
     assert sorted(notebook.__all__) == [
         "CellJsonCache",
+        "Figure",
+        "FigureLimits",
+        "Figures",
         "InvalidNotebookError",
         "LoadedNotebook",
         "NotebookFilesystem",
         "ProjectedCell",
         "cell_outputs",
+        "collect_figures",
         "is_notebook_path",
         "load_notebook",
         "merge_projection",

@@ -8,6 +8,7 @@ execution) refuses with 403. Every reply is checked against the REST schema."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -295,3 +296,26 @@ async def test_after_a_recovered_edit_the_new_tag_edits_and_runs_the_lines_the_a
     status, ran = await run(api, tag=follow["sections"][0]["tag"], cells=["cell-0", "cell-1"])
     assert status == 200, ran
     assert ran["cells"][1]["outputs"] == "[1] stream stdout\n8"
+
+
+async def test_asked_for_images_run_and_outputs_list_the_png_a_cell_displayed(
+    api: Api, jp_root_dir: Path
+) -> None:
+    write_notebook(jp_root_dir / NB, PNG_CELL)
+    status, ran = await run(api, tag=await read_tag(api), cells=["cell-0"], images=True)
+    assert status == 200, ran
+    [image] = ran["images"]
+    assert {k: image[k] for k in ("cell", "output_index", "mime", "width", "height")} == {
+        "cell": "cell-0", "output_index": 1, "mime": "image/png", "width": 640, "height": 480
+    }  # fmt: skip
+    assert base64.b64decode(image["data"]).startswith(b"\x89PNG")
+    assert "image attached: cell cell-0 output [1], image/png 640x480" in ran["text"]
+    query = {"path": NB, "cell": "cell-0"}
+    status, asked = await api(
+        "outputs", params={**query, "images": "true"}, schema="OutputsResponse"
+    )
+    assert status == 200 and asked["images"] == ran["images"]
+    status, plain = await api("outputs", params=query, schema="OutputsResponse")
+    assert status == 200 and "images" not in plain and "iVBOR" not in plain["text"]
+    status, wrong = await api("outputs", params={**query, "images": "yes"})
+    assert status == 400 and "`images` must be true or false" in wrong["message"]

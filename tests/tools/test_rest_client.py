@@ -260,3 +260,23 @@ async def test_a_base_folder_leaves_previews_outputs_and_diffs_alone() -> None:
         ("n.py was saved",),
     )
     assert activity.diff == record["diff"]
+
+
+async def test_images_travel_as_true_and_come_back_as_figures() -> None:
+    seen: list[httpx.Request] = []
+    image = {"cell": "plot", "output_index": 2, "mime": "image/png", "data": "iVBOR",
+             "width": 8, "height": 4}  # fmt: skip
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        reply = {"path": "n.ipynb", "cell": "plot", "text": "cell plot", "images": [image]}
+        return httpx.Response(200, json=reply)
+
+    backend = rest_backend(httpx.MockTransport(handler))
+    outputs = await backend.call(
+        "notebook_outputs", {"path": "n.ipynb", "cell": "plot", "images": True}
+    )
+    await backend.aclose()
+    assert dict(seen[0].url.params) == {"path": "n.ipynb", "cell": "plot", "images": "true"}
+    [figure] = outputs.images
+    assert figure.to_json() == image

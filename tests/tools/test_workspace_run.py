@@ -5,6 +5,8 @@ last edit, the header after a run, the activity feed, and refusals before any ke
 from __future__ import annotations
 
 import asyncio
+import base64
+import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +14,8 @@ from typing import Any
 
 import nbformat
 import pytest
-from testkit.cells import ENDLESS, PNG_CELL
+from PIL import Image
+from testkit.cells import ENDLESS, FIGURE_CELL, PNG_CELL
 
 from jupyter_hashline.hashline.disk import DiskFilesystem
 from jupyter_hashline.hashline.memory_fs import InMemoryFilesystem
@@ -305,3 +308,27 @@ async def test_a_workspace_whose_notebooks_read_as_jupytext_refuses_runs(tmp_pat
         await ws.aclose()
     assert (refused.kind, refused.status) == ("not_runnable", 400)
     assert "projection is 'hashline'" in refused.text and pool.running() == {}
+
+
+async def test_asked_for_images_a_run_attaches_the_figure_a_cell_drew(
+    ws: DirectoryWorkspace, tmp_path: Path
+) -> None:
+    svg = "from IPython.display import SVG\nSVG('<svg xmlns=\"http://www.w3.org/2000/svg\"/>')"
+    write_notebook(tmp_path, plot=FIGURE_CELL, svg=svg)
+    tag = await tag_of_read(ws)
+    run = await call(ws, "notebook_run", path=NB, tag=tag, cells=["plot", "svg"], images=True)
+    assert not run.is_error, run.text
+    [figure] = run.images
+    assert (figure.cell, figure.output_index, figure.mime) == ("plot", 1, "image/png")
+    with Image.open(io.BytesIO(base64.b64decode(figure.data))) as image:
+        assert image.size == (figure.width, figure.height) == (1024, 512)
+    assert run.reply["images"] == [figure.to_json()]
+    assert (
+        "image attached: cell plot output [1], image/png 1024x512, downscaled from 1600x800"
+        in run.text
+    )
+    assert "image not attached: cell svg output [1], image/svg+xml: SVG" in run.text
+    outputs = await call(ws, "notebook_outputs", path=NB, cell="plot", images=True)
+    assert [(f.cell, f.width) for f in outputs.images] == [("plot", 1024)]
+    plain = await call(ws, "notebook_outputs", path=NB, cell="plot")
+    assert plain.images == () and "images" not in plain.reply and "iVBOR" not in plain.text
