@@ -23,11 +23,19 @@ from .errors import (
 )
 from .execute import OutputListener
 from .results import CellRun, KernelRun, RunStatus
-from .runner import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S, CellRunner, WriteLock, checked_timeout
+from .runner import (
+    DEFAULT_TIMEOUT_S,
+    EVAL_CELL,
+    MAX_TIMEOUT_S,
+    CellRunner,
+    WriteLock,
+    checked_timeout,
+)
 from .selection import CellToRun, RunPlan, plan_run, touched_cells
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",
+    "EVAL_CELL",
     "MAX_TIMEOUT_S",
     "CellRun",
     "CellRunner",

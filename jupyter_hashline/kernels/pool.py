@@ -42,7 +42,7 @@ from .errors import KernelDiedError, KernelUnavailableError
 from .execute import KernelOutcome, OutputListener, execute_cells
 from .kernelspec import DEFAULT_KERNEL, choose_kernel, notebook_metadata
 from .results import CellRun, KernelRun
-from .runner import DEFAULT_TIMEOUT_S, WriteLock, checked_timeout, write_back
+from .runner import DEFAULT_TIMEOUT_S, EVAL_CELL, WriteLock, checked_timeout, write_back
 from .selection import CellToRun
 
 STARTUP_TIMEOUT_S = 60.0
@@ -123,7 +123,24 @@ class DirectoryKernelPool:
         write_lock: WriteLock | None = None,
     ) -> KernelRun:
         """Run `cells` in the notebook's kernel (started if needed); write their outputs."""
-        timeout_s = checked_timeout(timeout_s)
+        run = await self._execute(path, cells, checked_timeout(timeout_s), on_output)
+        landed, warnings = await write_back(self.fs, path, run.executed, write_lock)
+        return dataclasses.replace(run, landed_text=landed, write_warnings=warnings)
+
+    async def evaluate(
+        self, path: str, code: str, *, timeout_s: float = DEFAULT_TIMEOUT_S
+    ) -> KernelRun:
+        """Run `code` in the notebook's kernel as the cell `EVAL_CELL`; nothing is written."""
+        cells = [CellToRun(EVAL_CELL, code)]
+        return await self._execute(path, cells, checked_timeout(timeout_s), None)
+
+    async def _execute(
+        self,
+        path: str,
+        cells: Sequence[CellToRun],
+        timeout_s: float,
+        on_output: OutputListener | None,
+    ) -> KernelRun:
         if self._closed:
             raise KernelUnavailableError("This kernel pool was closed; nothing ran.")
         key = await self.fs.canonical_path(path)
@@ -141,9 +158,7 @@ class DirectoryKernelPool:
         if done.kernel is not KernelOutcome.USABLE:
             await self._discard(key, _LOST[done.kernel])
             runs = _with_restart_note(runs, _RESTART_NOTES[done.kernel])
-        run = KernelRun(path=path, kernel=kernel.name, cells=runs, notes=notes)
-        landed, warnings = await write_back(self.fs, path, run.executed, write_lock)
-        return dataclasses.replace(run, landed_text=landed, write_warnings=warnings)
+        return KernelRun(path=path, kernel=kernel.name, cells=runs, notes=notes)
 
     async def close(self) -> None:
         """Shut every kernel down and remove the socket folder."""

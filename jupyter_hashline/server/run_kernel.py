@@ -43,6 +43,7 @@ from ..kernels.kernelspec import choose_kernel, notebook_metadata
 from ..kernels.results import CellRun, KernelRun
 from ..kernels.runner import (
     DEFAULT_TIMEOUT_S,
+    EVAL_CELL,
     OutputsWriter,
     WriteLock,
     checked_timeout,
@@ -250,6 +251,28 @@ class ServerKernelRunner:
         run = KernelRun(path=api, kernel=kernel.name, cells=runs, notes=notes)
         landed, warnings = await self._write(api, live, run.executed, write_lock)
         return dataclasses.replace(run, landed_text=landed, write_warnings=warnings)
+
+    async def evaluate(
+        self, path: str, code: str, *, timeout_s: float = DEFAULT_TIMEOUT_S
+    ) -> KernelRun:
+        """Run `code` in the notebook's kernel once it is idle (a person's running cell is
+        never interrupted); nothing is written, no cell of the open document changes."""
+        timeout_s = checked_timeout(timeout_s)
+        api = self.contents.resolve(path)
+        kernel, notes = await self._kernel_for(api)
+        async with kernel.lock:
+            notes += await self._check_alive(kernel, api)
+            done = await execute_cells(
+                kernel,
+                [CellToRun(EVAL_CELL, code)],
+                timeout_s=timeout_s,
+                wait_turn=kernel.wait_turn,
+            )
+        runs = done.runs
+        if done.kernel is not KernelOutcome.USABLE:
+            kernel.dead_reported = done.kernel is KernelOutcome.DIED
+            runs = _with_note(runs, _AFTERMATH[done.kernel])
+        return KernelRun(path=api, kernel=kernel.name, cells=runs, notes=notes)
 
     async def close(self) -> None:
         """Disconnect from the kernels (they belong to the server and keep running)."""

@@ -41,6 +41,7 @@ from .errors import (
 )
 from .requests import (
     EditRequest,
+    EvalRequest,
     OutputsRequest,
     ReadRequest,
     RunRequest,
@@ -64,6 +65,7 @@ __all__ = [
     "ChangedDuringWriteError",
     "DirectoryWorkspace",
     "EditRequest",
+    "EvalRequest",
     "OutputsRequest",
     "ReadRequest",
     "RestWorkspace",

@@ -25,7 +25,14 @@ from typing import Any
 
 from ..hashline.edits import EditOp
 from ..kernels.runner import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S
-from .requests import EditRequest, OutputsRequest, ReadRequest, RunRequest, WriteRequest
+from .requests import (
+    EditRequest,
+    EvalRequest,
+    OutputsRequest,
+    ReadRequest,
+    RunRequest,
+    WriteRequest,
+)
 
 __all__ = [
     "CATALOG",
@@ -389,7 +396,9 @@ RUN = ToolSpec(
         f"{MAX_TIMEOUT_S:g}, default {DEFAULT_TIMEOUT_S:g}; a cell still running then is "
         "interrupted and reports timeout); max_chars (optional: clip each cell's output text "
         f"to this many characters, default {DEFAULT_OUTPUT_CHARS}). Cells run one after "
-        "another in the notebook's kernel (variables persist between calls) and stop at the "
+        "another in the notebook's kernel (variables persist between calls in a Jupyter server "
+        "or an MCP session; a command-line call on a folder starts a fresh kernel and its "
+        "reply says so) and stop at the "
         "first that does not end ok. The reply starts with the notebook's new header, then "
         "gives per cell its status (ok; error: it raised; timeout; busy: the kernel stayed "
         "busy with someone else's work; skipped: an earlier cell did not end ok), execution "
@@ -436,7 +445,53 @@ RUN = ToolSpec(
     ),
 )
 
-CATALOG: tuple[ToolSpec, ...] = (READ, EDIT, WRITE, OUTPUTS, RUN)
+EVAL = ToolSpec(
+    name="notebook_eval",
+    title="Evaluate code in a notebook's kernel",
+    description=(
+        "Run a snippet of code in a notebook's kernel without adding a cell: inspect a "
+        "variable, check a dataframe's shape, try an expression. It sees the variables the "
+        "notebook's cells defined in that kernel and may change them; the notebook file is "
+        "never changed (no cell, no output is written). Arguments: path (required: the "
+        "notebook); code (required: the code to run); timeout_s (optional: seconds it may "
+        f"run, 1 to {MAX_TIMEOUT_S:g}, default {DEFAULT_TIMEOUT_S:g}; then it is "
+        "interrupted); max_chars (optional: clip its output text, default "
+        f"{DEFAULT_OUTPUT_CHARS}); images (optional: " + _IMAGES_TEXT + "). The reply gives "
+        "its status (ok, error, timeout, busy), execution count and outputs as text."
+    ),
+    fields=(
+        Field(
+            "path", FieldKind.PATH, "The notebook (.ipynb), relative to the root.", required=True
+        ),
+        Field("code", FieldKind.TEXT, "The code to run in the notebook's kernel.", required=True),
+        Field(
+            "timeout_s",
+            FieldKind.SECONDS,
+            f"Seconds the code may run before it is interrupted (1 to {MAX_TIMEOUT_S:g}, "
+            f"default {DEFAULT_TIMEOUT_S:g}).",
+        ),
+        Field(
+            "max_chars",
+            FieldKind.POSITIVE_INT,
+            f"Clip the output text to this many characters (default {DEFAULT_OUTPUT_CHARS}).",
+        ),
+        Field("images", FieldKind.FLAG, _IMAGES_FIELD),
+    ),
+    request=EvalRequest,
+    method="eval",
+    # Code runs with the kernel's rights and may change its variables: as destructive as a run.
+    annotations=Annotations(read_only=False, destructive=True, idempotent=False),
+    rest=RestRoute(
+        "eval",
+        "POST",
+        "EvalRequest",
+        "EvalResponse",
+        "text",
+        "Run code in a notebook's kernel without adding a cell",
+    ),
+)
+
+CATALOG: tuple[ToolSpec, ...] = (READ, EDIT, WRITE, OUTPUTS, RUN, EVAL)
 TOOL_NAMES: tuple[str, ...] = tuple(spec.name for spec in CATALOG)
 TOOL_SPECS: tuple[Mapping[str, Any], ...] = tuple(spec.prompt_spec() for spec in CATALOG)
 

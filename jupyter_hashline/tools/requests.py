@@ -17,6 +17,7 @@ from typing import Any
 
 __all__ = [
     "EditRequest",
+    "EvalRequest",
     "JsonEdits",
     "OutputsRequest",
     "ReadRequest",
@@ -108,4 +109,17 @@ class RunRequest(_Arguments):
     images: bool | None = None
 
 
-ToolRequest = ReadRequest | EditRequest | WriteRequest | OutputsRequest | RunRequest
+@dataclass(frozen=True, slots=True)
+class EvalRequest(_Arguments):
+    """Run `code` in the kernel of notebook `path` without adding a cell; `timeout_s` limits
+    it, `max_chars` its output text; with `images`, its PNG/JPEG outputs come back too."""
+
+    agent: str
+    path: str
+    code: str
+    timeout_s: float | None = None
+    max_chars: int | None = None
+    images: bool | None = None
+
+
+ToolRequest = ReadRequest | EditRequest | WriteRequest | OutputsRequest | RunRequest | EvalRequest

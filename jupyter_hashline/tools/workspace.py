@@ -49,8 +49,10 @@ from .activity import ActivityLog, ActivityRecord
 from .calls import ToolOutcome
 from .catalog import CATALOG, DEFAULT_OUTPUT_CHARS
 from .errors import ChangedDuringWriteError, RunNotAllowedError, RunUnavailableError
+from .evals import eval_reply
 from .requests import (
     EditRequest,
+    EvalRequest,
     OutputsRequest,
     ReadRequest,
     RunRequest,
@@ -161,6 +163,31 @@ class Workspace:
 
         return await _guarded(work)
 
+    async def eval(self, request: EvalRequest) -> ToolOutcome:
+        async def work() -> ToolOutcome:
+            runner = self._runner()
+            path = self._resolve(request.path)
+            if not is_notebook_path(path) or not self.fs.hashline:
+                raise NotRunnableError(_no_kernel(path))
+            async with self.locks.hold([await self.fs.canonical_path(path)]):
+                header = messages.header(path, section_tag(await self._live_text(path)))
+            timeout_s = request.timeout_s or DEFAULT_TIMEOUT_S
+            run = await runner.evaluate(path, request.code, timeout_s=timeout_s)
+            record = self.activity.record_eval(
+                path=path, who=request.agent, header=header, code=request.code,
+                runs=run_entries(run),
+            )  # fmt: skip
+            max_chars = request.max_chars or DEFAULT_OUTPUT_CHARS
+            text, reply = eval_reply(
+                run, path=path, header=header, max_chars=max_chars, record=record
+            )
+            outcome = ToolOutcome(text, reply=reply, activity=(record,))
+            if not request.images:
+                return outcome
+            return outcome.with_figures(collect_figures((c.cell_id, c.outputs) for c in run.cells))
+
+        return await _guarded(work)
+
     # -- per-agent state -----------------------------------------------------------------------
 
     def patcher(self, agent: str) -> Patcher:
@@ -254,15 +281,19 @@ class Workspace:
             )
         return self.runner
 
+    async def _live_text(self, path: str) -> str:
+        """The notebook's text now; a missing file is a clear error saying nothing ran."""
+        try:
+            return await self.fs.read_text(path)
+        except Exception as err:
+            if is_not_found(err) and not isinstance(err, HashlineError):
+                raise NotFoundError(path, f"File not found: {path}. Nothing ran.") from err
+            raise
+
     async def _judge(self, request: RunRequest, path: str, key: str) -> GatePassed:
         """The gate's verdict, under the notebook's lock (released before any cell runs)."""
         async with self.locks.hold([key]):
-            try:
-                live_text = await self.fs.read_text(path)
-            except Exception as err:
-                if is_not_found(err) and not isinstance(err, HashlineError):
-                    raise NotFoundError(path, f"File not found: {path}. Nothing ran.") from err
-                raise
+            live_text = await self._live_text(path)
             gate = RunGate(self.store, self.seen_lines)
             touched = self.touched.get(request.agent, key)
             return gate.judge(request, path=path, key=key, live_text=live_text, touched=touched)
@@ -319,6 +350,13 @@ def _not_runnable(path: str) -> str:
         f"Run refused, nothing ran: {path} is not a notebook shown as cell-marked text, so it "
         "has no cells to run. Only .ipynb notebooks run (on a server whose projection is "
         "'hashline')."
+    )
+
+
+def _no_kernel(path: str) -> str:
+    return (
+        f"Eval refused, nothing ran: {path} is not a notebook shown as cell-marked text, so it "
+        "has no kernel. Name an .ipynb notebook (on a server whose projection is 'hashline')."
     )
 
 

@@ -170,6 +170,24 @@ export interface RunResponse {
   images?: Figure[];
 }
 
+/** Code run in a notebook's kernel without a cell: its run (cell '(eval)'), the notebook's unchanged header, and the reply for the agent. */
+export interface EvalResponse {
+  path: string;
+  header: Header;
+  /** The kernelspec the code ran in, e.g. python3. */
+  kernel: string;
+  /** One entry, cell '(eval)': the code's status and outputs. */
+  cells: CellRunReply[];
+  notes: string[];
+  warnings: string[];
+  /** The reply for the agent: the header, the status and outputs as text, notes. */
+  text: string;
+  /** The evaluation as recorded in the activity feed. */
+  activity: ActivityRecord[];
+  /** Present when `images` was asked: the PNG/JPEG outputs attached as images (longest side at most 1024 px, size-capped), each named by its cell and output number [N] as in the text. */
+  images?: Figure[];
+}
+
 /** One cell of a run. */
 export interface CellRunReply {
   cell: string;
@@ -205,7 +223,7 @@ export interface ActivityQuery {
   limit?: string;
 }
 
-/** One applied edit of one file, or one run of cells of a notebook (op and source 'run'). */
+/** One applied edit of one file, one run of cells of a notebook (op and source 'run'), or code evaluated in its kernel (op 'run', source 'eval'). */
 export interface ActivityRecord {
   id: number;
   path: string;
@@ -215,10 +233,10 @@ export interface ActivityRecord {
   /** The agent that made the edit: the X-Hashline-Agent header, the user, a token's fixed name, an MCP connection, a CLI --agent or a session id. */
   who: string;
   /** The route that made the record. */
-  source: "patch" | "write" | "run";
+  source: "patch" | "write" | "run" | "eval";
   header_before: Header;
   header_after: Header;
-  /** Unified diff of the text the agent saw (notebooks: the projection); empty for a run. */
+  /** Unified diff of the text the agent saw (notebooks: the projection); empty for a run; the code that ran for an eval. */
   diff: string;
   warnings: string[];
   /** Ids of the notebook cells touched (a run: the cells asked to run, in order). */
@@ -295,3 +313,17 @@ export interface ErrorResponse {
 export type Tag = string;
 
 export type Header = string;
+
+/** POST eval: evaluate code in a notebook's kernel. */
+export interface EvalRequest {
+  /** The notebook (.ipynb), relative to the root. */
+  path: string;
+  /** The code to run in the notebook's kernel. */
+  code: string;
+  /** Seconds the code may run before it is interrupted (1 to 600, default 60). */
+  timeout_s?: number;
+  /** Clip the output text to this many characters (default 4000). */
+  max_chars?: number;
+  /** Also return PNG/JPEG outputs as images (default: true over MCP, false over REST and the command line). */
+  images?: boolean;
+}

@@ -17,6 +17,7 @@ def test_exported_members() -> None:
         "CellRunner",
         "CellToRun",
         "DEFAULT_TIMEOUT_S",
+        "EVAL_CELL",
         "KernelDiedError",
         "KernelError",
         "KernelRun",

@@ -162,3 +162,19 @@ async def test_a_client_sees_the_figure_a_cell_drew_as_image_content(root: Path)
         assert decoded.size == (1024, 512)
     assert [block.type for block in shown.content] == ["text", "text", "image"]
     assert [block.type for block in text_only.content] == ["text"]
+
+
+async def test_a_client_evals_a_variable_the_notebooks_cells_defined(root: Path) -> None:
+    write_checks(root)
+    before = (root / CHECKS).read_bytes()
+    async with Client(server_params("--root", str(root), "--allow-run", "mcp")) as client:
+        call = caller(client)
+        _, view = await call("notebook_read", {"path": CHECKS})
+        tag = header_of(view, CHECKS)[-5:-1]
+        is_error, text = await call("notebook_run", {"path": CHECKS, "tag": tag, "cells": ["calc"]})
+        assert not is_error, text
+        ran = (root / CHECKS).read_bytes()
+        is_error, text = await call("notebook_eval", {"path": CHECKS, "code": "answer * 2"})
+    assert not is_error and "cell (eval): ok" in text and "[1] execute_result\n84" in text, text
+    assert "the notebook is unchanged" in text
+    assert (root / CHECKS).read_bytes() == ran != before

@@ -72,6 +72,10 @@ async def run(api: Api, **body: Any) -> tuple[int, dict[str, Any]]:
     return await api("run", method="POST", body={"path": NB, **body}, schema="RunResponse")
 
 
+async def evaluate(api: Api, **body: Any) -> tuple[int, dict[str, Any]]:
+    return await api("eval", method="POST", body={"path": NB, **body}, schema="EvalResponse")
+
+
 def disk_cells(root: Path) -> list[dict[str, Any]]:
     return list(json.loads((root / NB).read_text("utf-8"))["cells"])
 
@@ -174,6 +178,8 @@ async def test_a_server_that_must_not_run_refuses_with_403(
     assert (status, reply["error"]) == (403, "run_not_allowed")
     assert phrase in reply["message"] and "nothing ran" in reply["message"]
     assert (jp_root_dir / NB).read_bytes() == before
+    status, reply = await evaluate(api, code="print(1)")
+    assert (status, reply["error"]) == (403, "run_not_allowed")
     assert await jp_serverapp.session_manager.list_sessions() == []
 
 
@@ -200,6 +206,8 @@ async def test_a_user_who_may_edit_but_not_execute_kernels_gets_403(
     status, reply = await run(api, tag=tag, cells=["cell-0"])
     assert (status, reply["error"]) == (403, "forbidden")
     assert "execute on resource: kernels" in reply["message"]
+    status, reply = await evaluate(api, code="print(1)")
+    assert (status, reply["error"]) == (403, "forbidden")
     assert await jp_serverapp.session_manager.list_sessions() == []
     status, _ = await api("patch", method="POST", body={"patch": f"[{NB}#{tag}]\nreplace 2:\n+2\n"})
     assert status == 200
@@ -319,3 +327,26 @@ async def test_asked_for_images_run_and_outputs_list_the_png_a_cell_displayed(
     assert status == 200 and "images" not in plain and "iVBOR" not in plain["text"]
     status, wrong = await api("outputs", params={**query, "images": "yes"})
     assert status == 400 and "`images` must be true or false" in wrong["message"]
+
+
+async def test_eval_sees_what_the_cells_defined_in_the_server_kernel_and_writes_nothing(
+    api: Api, jp_root_dir: Path, jp_serverapp: Any
+) -> None:
+    write_notebook(jp_root_dir / NB, "answer = 6 * 7")
+    tag = await read_tag(api)
+    status, ran = await run(api, tag=tag, cells=["cell-0"])
+    assert status == 200, ran
+    before = (jp_root_dir / NB).read_bytes()
+    status, probe = await evaluate(api, code="answer + 1", timeout_s=30)
+    assert status == 200, probe
+    [cell] = probe["cells"]
+    assert (cell["cell"], cell["status"], cell["outputs"]) == (
+        "(eval)", "ok", "[1] execute_result\n43"
+    )  # fmt: skip
+    assert probe["header"] == f"[{NB}#{ran['tag']}]"
+    assert (jp_root_dir / NB).read_bytes() == before
+    sessions = await jp_serverapp.session_manager.list_sessions()
+    assert len(sessions) == 1  # the notebook's own kernel, no other
+    _, activity = await api("activity", schema="ActivityResponse")
+    latest = activity["edits"][0]
+    assert (latest["op"], latest["source"], latest["diff"]) == ("run", "eval", "answer + 1")

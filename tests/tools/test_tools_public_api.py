@@ -20,6 +20,7 @@ def test_exported_members() -> None:
         "DirectoryWorkspace",
         "EDIT_LANGUAGE",
         "EditRequest",
+        "EvalRequest",
         "OutputsRequest",
         "ReadRequest",
         "RestWorkspace",

@@ -332,3 +332,48 @@ async def test_asked_for_images_a_run_attaches_the_figure_a_cell_drew(
     assert [(f.cell, f.width) for f in outputs.images] == [("plot", 1024)]
     plain = await call(ws, "notebook_outputs", path=NB, cell="plot")
     assert plain.images == () and "images" not in plain.reply and "iVBOR" not in plain.text
+
+
+async def test_eval_runs_code_in_the_notebooks_kernel_and_never_changes_the_file(
+    ws: DirectoryWorkspace, tmp_path: Path
+) -> None:
+    path = write_notebook(tmp_path, setup="total = 6 * 7")
+    tag = await tag_of_read(ws)
+    await call(ws, "notebook_run", path=NB, tag=tag, cells=["setup"])
+    before = path.read_bytes()
+    heard: list[ActivityRecord] = []
+    ws.activity.subscribe(heard.append)
+    probe = await call(ws, "notebook_eval", path=NB, code="print(total)\ntotal + 1")
+    assert not probe.is_error, probe.text
+    first, headline, *rest = probe.text.split("\n")
+    assert first == f"[{NB}#{tag}] evaluated in kernel python3; the notebook is unchanged"
+    assert headline.startswith("cell (eval): ok (execution count 2, ")
+    assert rest[:4] == ["[1] stream stdout", "42", "[2] execute_result", "43"]
+    assert path.read_bytes() == before
+    [record] = probe.activity
+    assert heard == [record]
+    assert (record.op, record.source, record.who, record.cells) == ("run", "eval", "A", ())
+    assert record.diff == "print(total)\ntotal + 1"
+    assert [(r.cell, r.status) for r in record.runs] == [("(eval)", "ok")]
+    assert record.header_before == record.header_after == f"[{NB}#{tag}]"
+    failing = await call(ws, "notebook_eval", path=NB, code="undefined_name")
+    assert not failing.is_error and "cell (eval): error" in failing.text
+    assert "NameError" in failing.text and path.read_bytes() == before
+
+
+async def test_eval_is_refused_before_anything_starts_where_runs_are(tmp_path: Path) -> None:
+    write_notebook(tmp_path, calc="print(1)")
+    refused = open_directory(tmp_path, ":memory:", run_refusal="runs are off here")
+    outcome = await run_tool(refused, "notebook_eval", {"path": NB, "code": "1"}, agent="A")
+    assert (outcome.is_error, outcome.kind, outcome.text) == (
+        True, "run_not_allowed", "runs are off here"
+    )  # fmt: skip
+    assert refused.activity.recent() == []
+    (tmp_path / "notes.txt").write_text("x\n")
+    fs = NotebookFilesystem(DiskFilesystem(tmp_path))
+    async with DirectoryKernelPool(fs, tmp_path) as pool:
+        ws = Workspace(fs, InMemorySnapshotStore(), runner=pool)
+        text = await run_tool(ws, "notebook_eval", {"path": "notes.txt", "code": "1"}, agent="A")
+        missing = await run_tool(ws, "notebook_eval", {"path": "no.ipynb", "code": "1"}, agent="A")
+        assert (text.is_error, text.kind) == (True, "not_runnable") and pool.running() == {}
+        assert (missing.is_error, missing.kind) == (True, "not_found") and pool.running() == {}
