@@ -93,6 +93,15 @@ def add_tool_commands(commands: Any) -> None:
     evaluate.add_argument("--timeout", help="seconds it may run (1 to 600, default 60)")
     evaluate.add_argument("--max-chars", help="clip its output text to this many characters")
     evaluate.set_defaults(run=tool_commands.eval_code)
+    kernel = commands.add_parser(
+        "kernel",
+        help="status, interrupt or restart of a notebook's kernel (says whose work it stopped)",
+        description="On a directory each command has its own kernel (none is running between "
+        "commands, so status says so); through --server it is the notebook's server kernel.",
+    )
+    kernel.add_argument("path")
+    kernel.add_argument("action", choices=["status", "interrupt", "restart"])
+    kernel.set_defaults(run=tool_commands.kernel)
 
 
 def _hosts() -> list[Any]:

@@ -198,3 +198,7 @@ def eval_code(args: argparse.Namespace) -> int:
     code = _input_text("-") if args.code == "-" else args.code
     arguments = _given(path=args.path, code=code, timeout_s=args.timeout, max_chars=args.max_chars)
     return _run_tool(args, "notebook_eval", arguments)
+
+
+def kernel(args: argparse.Namespace) -> int:
+    return _run_tool(args, "notebook_kernel", {"path": args.path, "action": args.action})

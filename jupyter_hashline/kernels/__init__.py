@@ -13,6 +13,7 @@ Importing this package loads neither jupyter_client nor tornado nor jupyter_serv
 from __future__ import annotations
 
 from .collect import OutputCollector, OutputEvent
+from .control import KernelAction, KernelState
 from .errors import (
     KernelDiedError,
     KernelError,
@@ -40,9 +41,11 @@ __all__ = [
     "CellRun",
     "CellRunner",
     "CellToRun",
+    "KernelAction",
     "KernelDiedError",
     "KernelError",
     "KernelRun",
+    "KernelState",
     "KernelUnavailableError",
     "NotRunnableError",
     "OutputCollector",

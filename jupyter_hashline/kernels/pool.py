@@ -38,6 +38,7 @@ from jupyter_client.kernelspec import KernelSpecManager
 
 from ..notebook import NotebookFilesystem
 from .clients import own_client
+from .control import KernelAction, KernelState
 from .errors import KernelDiedError, KernelUnavailableError
 from .execute import KernelOutcome, OutputListener, execute_cells
 from .kernelspec import DEFAULT_KERNEL, choose_kernel, notebook_metadata
@@ -147,7 +148,7 @@ class DirectoryKernelPool:
         kernel, notes = await self._kernel_for(key, path)
         async with kernel.lock:
             if not await kernel.alive():
-                await self._discard(key, "died")
+                await self._discard(key, "died", kernel)
                 raise KernelDiedError(
                     f"The kernel of {path} ({kernel.name}) died since its last run, so nothing "
                     "ran. A new kernel starts at your next run, with none of the variables "
@@ -156,9 +157,36 @@ class DirectoryKernelPool:
             done = await execute_cells(kernel, cells, timeout_s=timeout_s, on_output=on_output)
         runs = done.runs
         if done.kernel is not KernelOutcome.USABLE:
-            await self._discard(key, _LOST[done.kernel])
+            await self._discard(key, _LOST[done.kernel], kernel)
             runs = _with_restart_note(runs, _RESTART_NOTES[done.kernel])
         return KernelRun(path=path, kernel=kernel.name, cells=runs, notes=notes)
+
+    async def control(self, path: str, action: KernelAction) -> KernelState:
+        """Status, interrupt or restart of the notebook's kernel; never starts one for a
+        status. A restart replaces the kernel by a fresh one at once."""
+        key = await self.fs.canonical_path(path)
+        kernel = self._kernels.get(key)
+        if kernel is None:
+            return KernelState(path, None, None, "none")
+        busy = kernel.lock.locked()  # only this pool's runs execute in its kernels
+        state = "busy" if busy else ("idle" if await kernel.alive() else "dead")
+        language = self._language(kernel.name)
+        notes: tuple[str, ...] = ()
+        if action is KernelAction.INTERRUPT:
+            await kernel.interrupt()
+            notes = ("sent an interrupt to the kernel",)
+        elif action is KernelAction.RESTART:
+            await self._discard(key, "was restarted", kernel)
+            await self._kernel_for(key, path)
+            self._lost.pop(key, None)
+            notes = (f"restarted the {kernel.name} kernel: variables defined before are gone",)
+        return KernelState(path, kernel.name, language, state, notes)
+
+    def _language(self, name: str) -> str | None:
+        try:
+            return str(self._specs.get_kernel_spec(name).language)
+        except Exception:  # a kernelspec removed since the kernel started
+            return None
 
     async def close(self) -> None:
         """Shut every kernel down and remove the socket folder."""
@@ -222,11 +250,15 @@ class DirectoryKernelPool:
             os.chmod(self._sockets, 0o700)
         return self._sockets
 
-    async def _discard(self, key: str, why: str) -> None:
-        kernel = self._kernels.pop(key, None)
-        if kernel is not None:
-            self._lost[key] = why
-            await _shutdown(kernel)
+    async def _discard(self, key: str, why: str, kernel: _Kernel | None = None) -> None:
+        """Shut the notebook's kernel down (only `kernel`, when given: a run that ends after a
+        restart must not discard the fresh kernel)."""
+        current = self._kernels.get(key)
+        if current is None or (kernel is not None and current is not kernel):
+            return
+        del self._kernels[key]
+        self._lost[key] = why
+        await _shutdown(current)
 
 
 def _with_restart_note(runs: tuple[CellRun, ...], suffix: str) -> tuple[CellRun, ...]:

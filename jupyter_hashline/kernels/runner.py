@@ -25,6 +25,7 @@ from typing import Any, Protocol
 from ..hashline.errors import HashlineError
 from ..hashline.filesystem import WriteResult
 from ..notebook.executed import Executed
+from .control import KernelAction, KernelState
 from .execute import OutputListener
 from .results import KernelRun
 from .selection import CellToRun
@@ -58,6 +59,10 @@ class CellRunner(Protocol):
         self, path: str, code: str, *, timeout_s: float = DEFAULT_TIMEOUT_S
     ) -> KernelRun:
         """Run `code` in `path`'s kernel as one cell `EVAL_CELL`; write nothing anywhere."""
+        ...
+
+    async def control(self, path: str, action: KernelAction) -> KernelState:
+        """The notebook's kernel as it was, after doing `action` to it (see control.py)."""
         ...
 
     async def close(self) -> None:

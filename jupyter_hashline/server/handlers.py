@@ -157,6 +157,7 @@ class RunToolHandler(ToolHandler):
 _SPECIAL_HANDLERS: dict[str, type[ToolHandler]] = {
     "notebook_run": RunToolHandler,
     "notebook_eval": RunToolHandler,
+    "notebook_kernel": RunToolHandler,
 }
 
 

@@ -37,6 +37,7 @@ from jupyter_core.utils import ensure_async
 
 from ..kernels.clients import own_client
 from ..kernels.collect import OutputEvent
+from ..kernels.control import KernelAction, KernelState
 from ..kernels.errors import KernelDiedError
 from ..kernels.execute import KernelOutcome, OutputListener, execute_cells
 from ..kernels.kernelspec import choose_kernel, notebook_metadata
@@ -274,6 +275,31 @@ class ServerKernelRunner:
             runs = _with_note(runs, _AFTERMATH[done.kernel])
         return KernelRun(path=api, kernel=kernel.name, cells=runs, notes=notes)
 
+    async def control(self, path: str, action: KernelAction) -> KernelState:
+        """Status, interrupt or restart of the notebook's session kernel, through the server's
+        kernel manager (as JupyterLab's buttons do); never starts a kernel."""
+        api = self.contents.resolve(path)
+        kernel_id = await self._existing_kernel(api)
+        if kernel_id is None:
+            return KernelState(api, None, None, "none")
+        manager = self._manager(kernel_id)
+        name = str(manager.kernel_name)
+        state = str(getattr(manager, "execution_state", "idle"))
+        notes: tuple[str, ...] = ()
+        if action is KernelAction.INTERRUPT:
+            await ensure_async(self.kernel_manager.interrupt_kernel(kernel_id))
+            notes = ("sent an interrupt to the kernel",)
+        elif action is KernelAction.RESTART:
+            await ensure_async(self.kernel_manager.restart_kernel(kernel_id))
+            notes = (f"restarted the {name} kernel: variables defined before are gone",)
+        return KernelState(api, name, self._language(name), state, notes)
+
+    def _language(self, name: str) -> str | None:
+        try:
+            return str(self.kernel_spec_manager.get_kernel_spec(name).language)
+        except Exception:  # a kernelspec removed since the kernel started
+            return None
+
     async def close(self) -> None:
         """Disconnect from the kernels (they belong to the server and keep running)."""
         kernels, self._kernels = list(self._kernels.values()), {}
@@ -293,8 +319,8 @@ class ServerKernelRunner:
                 self._kernels[kernel_id] = kernel
             return kernel, notes
 
-    async def _session_kernel(self, api: str) -> tuple[str, tuple[str, ...]]:
-        """The kernel id of the notebook's session, creating the session when there is none."""
+    async def _existing_kernel(self, api: str) -> str | None:
+        """The kernel id of the notebook's session, if it has one."""
         sessions = await ensure_async(self.session_manager.list_sessions())
         for drive_prefix_allowed in (False, True):
             for session in sessions:
@@ -302,7 +328,14 @@ class ServerKernelRunner:
                 if kernel_id not in self.kernel_manager:
                     continue
                 if _session_path(session, drive_prefix_allowed) == api:
-                    return str(kernel_id), ()
+                    return str(kernel_id)
+        return None
+
+    async def _session_kernel(self, api: str) -> tuple[str, tuple[str, ...]]:
+        """The kernel id of the notebook's session, creating the session when there is none."""
+        existing = await self._existing_kernel(api)
+        if existing is not None:
+            return existing, ()
         name = await self._kernel_name(api)
         model = await ensure_async(
             self.session_manager.create_session(

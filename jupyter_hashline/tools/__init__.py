@@ -42,6 +42,7 @@ from .errors import (
 from .requests import (
     EditRequest,
     EvalRequest,
+    KernelRequest,
     OutputsRequest,
     ReadRequest,
     RunRequest,
@@ -66,6 +67,7 @@ __all__ = [
     "DirectoryWorkspace",
     "EditRequest",
     "EvalRequest",
+    "KernelRequest",
     "OutputsRequest",
     "ReadRequest",
     "RestWorkspace",

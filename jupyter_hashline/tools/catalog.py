@@ -28,6 +28,7 @@ from ..kernels.runner import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S
 from .requests import (
     EditRequest,
     EvalRequest,
+    KernelRequest,
     OutputsRequest,
     ReadRequest,
     RunRequest,
@@ -491,7 +492,38 @@ EVAL = ToolSpec(
     ),
 )
 
-CATALOG: tuple[ToolSpec, ...] = (READ, EDIT, WRITE, OUTPUTS, RUN, EVAL)
+KERNEL = ToolSpec(
+    name="notebook_kernel",
+    title="Check, interrupt or restart a notebook's kernel",
+    description=(
+        "Ask what a notebook's kernel is doing, or interrupt or restart it. Arguments: path "
+        "(required: the notebook); action (required: status, interrupt or restart). status "
+        "says whether it is idle or busy and with whose work (an agent's run or eval, or an "
+        "execution not started through these tools, such as a person's cell), its language "
+        "and the last execution count seen; it never starts a kernel. interrupt stops what "
+        "is running; restart starts the kernel afresh (every variable is gone). Both say "
+        "whose execution they stopped."
+    ),
+    fields=(
+        Field(
+            "path", FieldKind.PATH, "The notebook (.ipynb), relative to the root.", required=True
+        ),
+        Field("action", FieldKind.NAME, "status, interrupt or restart.", required=True),
+    ),
+    request=KernelRequest,
+    method="kernel",
+    annotations=Annotations(read_only=False, destructive=True, idempotent=False),
+    rest=RestRoute(
+        "kernel",
+        "POST",
+        "KernelRequest",
+        "KernelResponse",
+        "text",
+        "Check, interrupt or restart a notebook's kernel",
+    ),
+)
+
+CATALOG: tuple[ToolSpec, ...] = (READ, EDIT, WRITE, OUTPUTS, RUN, EVAL, KERNEL)
 TOOL_NAMES: tuple[str, ...] = tuple(spec.name for spec in CATALOG)
 TOOL_SPECS: tuple[Mapping[str, Any], ...] = tuple(spec.prompt_spec() for spec in CATALOG)
 

@@ -19,6 +19,7 @@ __all__ = [
     "EditRequest",
     "EvalRequest",
     "JsonEdits",
+    "KernelRequest",
     "OutputsRequest",
     "ReadRequest",
     "RunRequest",
@@ -122,4 +123,21 @@ class EvalRequest(_Arguments):
     images: bool | None = None
 
 
-ToolRequest = ReadRequest | EditRequest | WriteRequest | OutputsRequest | RunRequest | EvalRequest
+@dataclass(frozen=True, slots=True)
+class KernelRequest(_Arguments):
+    """`action` (status, interrupt or restart) on the kernel of notebook `path`."""
+
+    agent: str
+    path: str
+    action: str
+
+
+ToolRequest = (
+    ReadRequest
+    | EditRequest
+    | WriteRequest
+    | OutputsRequest
+    | RunRequest
+    | EvalRequest
+    | KernelRequest
+)

@@ -42,17 +42,30 @@ from ..hashline.recovery import carry_lines
 from ..hashline.results import PartialWriteError, PatchResult
 from ..hashline.store import SnapshotStore
 from ..hashline.text import line_count, section_tag
-from ..kernels import DEFAULT_TIMEOUT_S, CellRunner, KernelRun, NotRunnableError
+from ..kernels import (
+    DEFAULT_TIMEOUT_S,
+    CellRunner,
+    KernelAction,
+    KernelRun,
+    NotRunnableError,
+)
 from ..notebook import NotebookFilesystem, collect_figures
 from ..notebook.filesystem import is_notebook_path
 from .activity import ActivityLog, ActivityRecord
 from .calls import ToolOutcome
 from .catalog import CATALOG, DEFAULT_OUTPUT_CHARS
-from .errors import ChangedDuringWriteError, RunNotAllowedError, RunUnavailableError
+from .errors import (
+    BadArgumentsError,
+    ChangedDuringWriteError,
+    RunNotAllowedError,
+    RunUnavailableError,
+)
 from .evals import eval_reply
+from .kernel_control import Executions, kernel_reply
 from .requests import (
     EditRequest,
     EvalRequest,
+    KernelRequest,
     OutputsRequest,
     ReadRequest,
     RunRequest,
@@ -100,6 +113,7 @@ class Workspace:
         self.runner = runner
         self.run_refusal = run_refusal
         self.touched = TouchedCells()
+        self.executions = Executions()
 
     # -- the tools -----------------------------------------------------------------------------
 
@@ -153,12 +167,15 @@ class Workspace:
                 raise NotRunnableError(_not_runnable(path))
             key = await self.fs.canonical_path(path)
             passed = await self._judge(request, path, key)
-            run = await runner.run(
-                path,
-                passed.plan.cells,
-                timeout_s=request.timeout_s or DEFAULT_TIMEOUT_S,
-                write_lock=lambda: self.locks.hold([key]),
-            )
+            cells = [cell.cell_id for cell in passed.plan.cells]
+            with self.executions.running(key, request.agent, "run of cells " + ", ".join(cells)):
+                run = await runner.run(
+                    path,
+                    passed.plan.cells,
+                    timeout_s=request.timeout_s or DEFAULT_TIMEOUT_S,
+                    write_lock=lambda: self.locks.hold([key]),
+                )
+            self.executions.saw(key, run)
             return self._ran(request, path, key, passed, run)
 
         return await _guarded(work)
@@ -169,10 +186,13 @@ class Workspace:
             path = self._resolve(request.path)
             if not is_notebook_path(path) or not self.fs.hashline:
                 raise NotRunnableError(_no_kernel(path))
-            async with self.locks.hold([await self.fs.canonical_path(path)]):
+            key = await self.fs.canonical_path(path)
+            async with self.locks.hold([key]):
                 header = messages.header(path, section_tag(await self._live_text(path)))
             timeout_s = request.timeout_s or DEFAULT_TIMEOUT_S
-            run = await runner.evaluate(path, request.code, timeout_s=timeout_s)
+            with self.executions.running(key, request.agent, "eval"):
+                run = await runner.evaluate(path, request.code, timeout_s=timeout_s)
+            self.executions.saw(key, run)
             record = self.activity.record_eval(
                 path=path, who=request.agent, header=header, code=request.code,
                 runs=run_entries(run),
@@ -185,6 +205,25 @@ class Workspace:
             if not request.images:
                 return outcome
             return outcome.with_figures(collect_figures((c.cell_id, c.outputs) for c in run.cells))
+
+        return await _guarded(work)
+
+    async def kernel(self, request: KernelRequest) -> ToolOutcome:
+        async def work() -> ToolOutcome:
+            action = _kernel_action(request.action)
+            runner = self._runner()
+            path = self._resolve(request.path)
+            if not is_notebook_path(path) or not self.fs.hashline:
+                raise NotRunnableError(_no_kernel(path, "Nothing was done"))
+            key = await self.fs.canonical_path(path)
+            await self._live_text(path)  # a missing notebook is a clear error
+            ours = self.executions.first(key)
+            state = await runner.control(path, action)
+            count = self.executions.count(key)
+            if action is KernelAction.RESTART and state.exists:
+                self.executions.forget_count(key)
+            text, reply = kernel_reply(state, action, ours, count)
+            return ToolOutcome(text, reply=reply)
 
         return await _guarded(work)
 
@@ -353,11 +392,21 @@ def _not_runnable(path: str) -> str:
     )
 
 
-def _no_kernel(path: str) -> str:
+def _no_kernel(path: str, what: str = "Eval refused, nothing ran") -> str:
     return (
-        f"Eval refused, nothing ran: {path} is not a notebook shown as cell-marked text, so it "
-        "has no kernel. Name an .ipynb notebook (on a server whose projection is 'hashline')."
+        f"{what}: {path} is not a notebook shown as cell-marked text, so it has no kernel. "
+        "Name an .ipynb notebook (on a server whose projection is 'hashline')."
     )
+
+
+def _kernel_action(action: str) -> KernelAction:
+    try:
+        return KernelAction(action.strip().lower())
+    except ValueError:
+        raise BadArgumentsError(
+            f"notebook_kernel: `action` must be status, interrupt or restart, not {action!r}. "
+            "Nothing was done."
+        ) from None
 
 
 def _runs(lines: frozenset[int]) -> list[list[int]]:

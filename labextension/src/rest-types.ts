@@ -188,6 +188,26 @@ export interface EvalResponse {
   images?: Figure[];
 }
 
+/** A notebook's kernel as it was when asked, and what the action did (interrupt and restart say whose execution they stopped). */
+export interface KernelResponse {
+  path: string;
+  action: "status" | "interrupt" | "restart";
+  /** The kernelspec name; null when the notebook has no kernel. */
+  kernel: string | null;
+  language: string | null;
+  /** idle, busy, starting, dead, or none (no kernel). */
+  state: string;
+  /** What was running: an agent's run or eval, or an execution not started through jupyter-hashline (a person's cell); null when idle. */
+  running: string | null;
+  /** How long an agent's run or eval had been running. */
+  busy_for_s: number | null;
+  /** The last execution count seen by jupyter-hashline's runs. */
+  execution_count: number | null;
+  notes: string[];
+  /** The reply for the agent. */
+  text: string;
+}
+
 /** One cell of a run. */
 export interface CellRunReply {
   cell: string;
@@ -326,4 +346,12 @@ export interface EvalRequest {
   max_chars?: number;
   /** Also return PNG/JPEG outputs as images (default: true over MCP, false over REST and the command line). */
   images?: boolean;
+}
+
+/** POST kernel: check, interrupt or restart a notebook's kernel. */
+export interface KernelRequest {
+  /** The notebook (.ipynb), relative to the root. */
+  path: string;
+  /** status, interrupt or restart. */
+  action: string;
 }

@@ -175,6 +175,12 @@ async def test_a_client_evals_a_variable_the_notebooks_cells_defined(root: Path)
         assert not is_error, text
         ran = (root / CHECKS).read_bytes()
         is_error, text = await call("notebook_eval", {"path": CHECKS, "code": "answer * 2"})
-    assert not is_error and "cell (eval): ok" in text and "[1] execute_result\n84" in text, text
-    assert "the notebook is unchanged" in text
+        assert not is_error and "cell (eval): ok" in text, text
+        assert "[1] execute_result\n84" in text and "the notebook is unchanged" in text
+        is_error, status = await call("notebook_kernel", {"path": CHECKS, "action": "status"})
+        assert status.endswith("is idle; last execution count seen 2"), status
+        is_error, restart = await call("notebook_kernel", {"path": CHECKS, "action": "restart"})
+        assert not is_error and "restarted the kernel python3" in restart, restart
+        is_error, text = await call("notebook_eval", {"path": CHECKS, "code": "answer"})
+    assert not is_error and "NameError" in text
     assert (root / CHECKS).read_bytes() == ran != before

@@ -24,6 +24,7 @@ from testkit.rooms import OpenInLab, until
 from tornado.web import RequestHandler
 from traitlets.config import Config
 
+from jupyter_hashline.kernels.clients import own_client
 from jupyter_hashline.server.events import ACTIVITY_EVENT, EVENT_NAMESPACE, event_schema
 
 NB = "work/analysis.ipynb"
@@ -350,3 +351,45 @@ async def test_eval_sees_what_the_cells_defined_in_the_server_kernel_and_writes_
     _, activity = await api("activity", schema="ActivityResponse")
     latest = activity["edits"][0]
     assert (latest["op"], latest["source"], latest["diff"]) == ("run", "eval", "answer + 1")
+
+
+async def test_an_interrupt_of_a_persons_running_cell_says_it_stopped_someone_elses_work(
+    api: Api, jp_root_dir: Path, jp_serverapp: Any
+) -> None:
+    write_notebook(jp_root_dir / NB, "x = 1")
+    status, ran = await run(api, tag=await read_tag(api), cells=["cell-0"])
+    assert status == 200, ran
+    [session] = await jp_serverapp.session_manager.list_sessions()
+    manager = jp_serverapp.kernel_manager.get_kernel(session["kernel"]["id"])
+    person = own_client(manager)  # a person's own connection, as JupyterLab's
+    await person.wait_for_ready(timeout=30)
+    try:
+        msg_id = person.execute("while True: pass")
+        await until(lambda: manager.execution_state == "busy", "the person's cell to start")
+        status, seen = await api(
+            "kernel", method="POST", body={"path": NB, "action": "status"}, schema="KernelResponse"
+        )
+        assert status == 200 and seen["state"] == "busy", seen
+        assert seen["running"].startswith("an execution not started through jupyter-hashline")
+        status, stopped = await api(
+            "kernel", method="POST", body={"path": NB, "action": "interrupt"},
+            schema="KernelResponse",
+        )  # fmt: skip
+        assert status == 200, stopped
+        assert (
+            "this stopped an execution not started through jupyter-hashline (a person's"
+            in (stopped["text"])
+        )
+        while True:
+            reply = await person.get_shell_msg(timeout=30)
+            if reply["parent_header"].get("msg_id") == msg_id:
+                break
+        assert reply["content"]["ename"] == "KeyboardInterrupt"
+    finally:
+        person.stop_channels()
+    status, restarted = await api(
+        "kernel", method="POST", body={"path": NB, "action": "restart"}, schema="KernelResponse"
+    )
+    assert status == 200 and "variables defined before are gone" in restarted["text"]
+    status, probe = await evaluate(api, code="x")
+    assert status == 200 and "NameError" in probe["text"]

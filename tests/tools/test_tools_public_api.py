@@ -21,6 +21,7 @@ def test_exported_members() -> None:
         "EDIT_LANGUAGE",
         "EditRequest",
         "EvalRequest",
+        "KernelRequest",
         "OutputsRequest",
         "ReadRequest",
         "RestWorkspace",

@@ -16,6 +16,7 @@ import nbformat
 import pytest
 from PIL import Image
 from testkit.cells import ENDLESS, FIGURE_CELL, PNG_CELL
+from testkit.rooms import until
 
 from jupyter_hashline.hashline.disk import DiskFilesystem
 from jupyter_hashline.hashline.memory_fs import InMemoryFilesystem
@@ -377,3 +378,46 @@ async def test_eval_is_refused_before_anything_starts_where_runs_are(tmp_path: P
         missing = await run_tool(ws, "notebook_eval", {"path": "no.ipynb", "code": "1"}, agent="A")
         assert (text.is_error, text.kind) == (True, "not_runnable") and pool.running() == {}
         assert (missing.is_error, missing.kind) == (True, "not_found") and pool.running() == {}
+
+
+async def test_kernel_status_never_starts_one_and_restart_forgets_every_variable(
+    ws: DirectoryWorkspace, tmp_path: Path
+) -> None:
+    write_notebook(tmp_path, setup="total = 6 * 7")
+    status = await call(ws, "notebook_kernel", path=NB, action="status")
+    assert not status.is_error and "no kernel is running" in status.text and running(ws) == {}
+    assert status.reply["state"] == "none"
+    await call(ws, "notebook_run", path=NB, tag=await tag_of_read(ws), cells=["setup"])
+    status = await call(ws, "notebook_kernel", path=NB, action="status")
+    assert status.text == f"{NB}: kernel python3 (python) is idle; last execution count seen 1"
+    assert (status.reply["state"], status.reply["running"]) == ("idle", None)
+    restart = await call(ws, "notebook_kernel", path=NB, action="restart")
+    assert restart.text.startswith(f"{NB}: restarted the kernel python3 (python); it was idle")
+    assert "variables defined before are gone" in restart.text
+    gone = await call(ws, "notebook_eval", path=NB, code="total")
+    assert "NameError" in gone.text and "execution count 1," in gone.text
+    wrong = await call(ws, "notebook_kernel", path=NB, action="reboot")
+    assert (wrong.is_error, wrong.kind) == (True, "bad_arguments")
+    assert "status, interrupt or restart" in wrong.text
+
+
+async def test_an_interrupt_says_whose_run_it_stopped(
+    ws: DirectoryWorkspace, tmp_path: Path
+) -> None:
+    marker = tmp_path / "started"
+    write_notebook(tmp_path, spin=f"open({str(marker)!r}, 'w').close()\n{ENDLESS}", after="x = 1")
+    tag = await tag_of_read(ws, "B")
+    pending = asyncio.ensure_future(
+        call(ws, "notebook_run", "B", path=NB, tag=tag, cells=["spin"], timeout_s=120)
+    )
+    await until(marker.exists, "the cell to start")
+    status = await call(ws, "notebook_kernel", path=NB, action="status")
+    assert status.reply["state"] == "busy" and "busy with B's run of cells spin" in status.text
+    stopped = await call(ws, "notebook_kernel", "A", path=NB, action="interrupt")
+    assert "interrupted the kernel python3 (python); this stopped B's run of cells spin" in (
+        stopped.text
+    )
+    run = await pending
+    assert run.reply["cells"][0]["status"] == "error" and "KeyboardInterrupt" in run.text
+    idle = await call(ws, "notebook_kernel", path=NB, action="interrupt")
+    assert "it was idle: nothing was running, nothing was stopped" in idle.text
