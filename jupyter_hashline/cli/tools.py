@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import getpass
 import json
 import os
@@ -54,6 +55,9 @@ REJECTION_KINDS = frozenset(
 )
 
 
+MCP_KERNEL_IDLE_S = 1800.0
+"""An MCP server on a directory shuts a notebook's kernel down after this long without use."""
+
 KERNEL_TOOLS = frozenset({"notebook_run", "notebook_eval"})
 FRESH_KERNEL = (
     "this command's kernel was shut down when it ended: variables do not persist between "
@@ -87,6 +91,9 @@ def workspace_for(args: argparse.Namespace) -> ToolWorkspace:
         return open_directory(root, args.store, run_refusal=RUN_OFF)
     from ..kernels.pool import DirectoryKernelPool  # jupyter_client: only when cells may run
 
+    if args.command == "mcp":  # one kernel per notebook for the session, shut when idle
+        pool = functools.partial(DirectoryKernelPool, idle_timeout_s=MCP_KERNEL_IDLE_S)
+        return open_directory(root, args.store, run_with=pool)
     return open_directory(root, args.store, run_with=DirectoryKernelPool)
 
 

@@ -14,6 +14,9 @@ Invariants:
   the log's last lines.
 - Runs of one notebook are serialized (one kernel runs one cell at a time); runs of
   different notebooks proceed in parallel.
+- With `idle_timeout_s`, a kernel that ran nothing for that long is shut down (an MCP server
+  keeps kernels alive between calls, not forever); the next run starts a fresh one and says
+  why. A run or eval in flight is never cut off by it.
 - A kernel found dead before a run: the run is refused (`KernelDiedError`) and the kernel is
   discarded; the next run starts a fresh one and says so. A kernel that dies during a cell,
   or does not stop after an interrupt, is discarded the same way, and the cell says so.
@@ -87,8 +90,11 @@ class DirectoryKernelPool:
         default_kernel: str = DEFAULT_KERNEL,
         startup_timeout_s: float = STARTUP_TIMEOUT_S,
         kernel_spec_manager: KernelSpecManager | None = None,
+        idle_timeout_s: float | None = None,
     ) -> None:
         self.fs = fs
+        self.idle_timeout_s = idle_timeout_s
+        self._reapers: dict[str, asyncio.Task[None]] = {}
         self.root = Path(root)
         self.default_kernel = default_kernel
         self.startup_timeout_s = startup_timeout_s
@@ -146,6 +152,7 @@ class DirectoryKernelPool:
             raise KernelUnavailableError("This kernel pool was closed; nothing ran.")
         key = await self.fs.canonical_path(path)
         kernel, notes = await self._kernel_for(key, path)
+        self._stop_reaper(key)
         async with kernel.lock:
             if not await kernel.alive():
                 await self._discard(key, "died", kernel)
@@ -159,6 +166,7 @@ class DirectoryKernelPool:
         if done.kernel is not KernelOutcome.USABLE:
             await self._discard(key, _LOST[done.kernel], kernel)
             runs = _with_restart_note(runs, _RESTART_NOTES[done.kernel])
+        self._start_reaper(key)
         return KernelRun(path=path, kernel=kernel.name, cells=runs, notes=notes)
 
     async def control(self, path: str, action: KernelAction) -> KernelState:
@@ -179,6 +187,7 @@ class DirectoryKernelPool:
             await self._discard(key, "was restarted", kernel)
             await self._kernel_for(key, path)
             self._lost.pop(key, None)
+            self._start_reaper(key)
             notes = (f"restarted the {kernel.name} kernel: variables defined before are gone",)
         return KernelState(path, kernel.name, language, state, notes)
 
@@ -191,6 +200,8 @@ class DirectoryKernelPool:
     async def close(self) -> None:
         """Shut every kernel down and remove the socket folder."""
         self._closed = True
+        for key in list(self._reapers):
+            self._stop_reaper(key)
         kernels, self._kernels = list(self._kernels.values()), {}
         await asyncio.gather(*(_shutdown(k) for k in kernels))
         if self._sockets is not None:
@@ -243,6 +254,28 @@ class DirectoryKernelPool:
                 + _log_tail(log.name)
             ) from err
         return _Kernel(manager, client, name, log)
+
+    # -- idle kernels ----------------------------------------------------------------------------
+
+    def _start_reaper(self, key: str) -> None:
+        """Shut the notebook's kernel down after `idle_timeout_s` without a run or eval."""
+        self._stop_reaper(key)
+        kernel = self._kernels.get(key)
+        if self.idle_timeout_s is None or kernel is None or self._closed:
+            return
+        self._reapers[key] = asyncio.ensure_future(self._reap(key, kernel, self.idle_timeout_s))
+
+    def _stop_reaper(self, key: str) -> None:
+        reaper = self._reapers.pop(key, None)
+        if reaper is not None and reaper is not asyncio.current_task():
+            reaper.cancel()
+
+    async def _reap(self, key: str, kernel: _Kernel, after_s: float) -> None:
+        await asyncio.sleep(after_s)  # cancelled by every run or eval that starts before
+        if kernel.lock.locked():
+            return
+        self._reapers.pop(key, None)
+        await self._discard(key, f"was shut down after {after_s:g} s without a run", kernel)
 
     def _socket_folder(self) -> str:
         if self._sockets is None:

@@ -421,3 +421,23 @@ async def test_an_interrupt_says_whose_run_it_stopped(
     assert run.reply["cells"][0]["status"] == "error" and "KeyboardInterrupt" in run.text
     idle = await call(ws, "notebook_kernel", path=NB, action="interrupt")
     assert "it was idle: nothing was running, nothing was stopped" in idle.text
+
+
+async def test_an_idle_kernel_is_shut_down_and_the_next_run_says_why(tmp_path: Path) -> None:
+    write_notebook(tmp_path, setup="total = 1")
+
+    def pool(fs: NotebookFilesystem, root: Path) -> DirectoryKernelPool:
+        return DirectoryKernelPool(fs, root, idle_timeout_s=1)
+
+    ws = open_directory(tmp_path, ":memory:", run_with=pool)
+    try:
+        tag = await tag_of_read(ws)
+        first = await call(ws, "notebook_run", path=NB, tag=tag, cells=["setup"])
+        assert not first.is_error and running(ws) == {NB: "python3"}
+        await until(lambda: running(ws) == {}, "the idle kernel to be shut down", limit_s=30)
+        again = await call(ws, "notebook_run", path=NB, tag=first.reply["tag"], cells=["setup"])
+        assert "was shut down after 1 s without a run" in again.text
+        assert running(ws) == {NB: "python3"}
+    finally:
+        await ws.aclose()
+    assert running(ws) == {}
