@@ -8,7 +8,8 @@ runner's `KernelState` and that record into the agent's text and the REST reply.
 Invariants:
 - An interrupt or restart reply always says what was running when it acted: an agent's run or
   evaluation (by name, with its cells), an execution not started through jupyter-hashline (a
-  person's cell in JupyterLab, another client's), or nothing.
+  person's cell in JupyterLab, another client's; then also that cells the person queued behind
+  it are dropped), or nothing.
 - `status` never starts a kernel, and an action on a notebook without a kernel does nothing.
 """
 
@@ -27,6 +28,11 @@ __all__ = ["Execution", "Executions", "kernel_reply"]
 FOREIGN = (
     "an execution not started through jupyter-hashline (a person's cell in JupyterLab, or "
     "another client's)"
+)
+
+QUEUED = (
+    "cells queued behind it in this kernel (a person's next cells) are dropped too: the kernel "
+    "aborts its queue after an interrupt or restart; tell the person to run them again"
 )
 
 
@@ -126,5 +132,7 @@ def _text(state: KernelState, action: KernelAction, running: str | None, count: 
     else:
         stopped = f"this stopped {running}"
     lines = [f"{state.path}: {verb} the {kernel}; {stopped}"]
+    if running == FOREIGN:
+        lines.append(f"note: {QUEUED}")
     lines.extend(f"note: {note}" for note in state.notes)
     return "\n".join(lines)
