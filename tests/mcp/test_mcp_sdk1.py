@@ -152,6 +152,7 @@ def test_jupyter_server_mcp_lists_and_runs_the_registered_tools(
 ) -> None:
     port, log = jupyter_server_with_mcp
     url = f"http://127.0.0.1:{port}/mcp"
+    write_figure_notebook(root / "fig.ipynb")
     seen = run_script(sdk1_python, "server_mcp_client.py", url, env=dict(os.environ))
     versions = seen["versions"]
     assert versions["mcp"].startswith("1.") and versions["jupyter-server-mcp"].startswith("0.3")
@@ -168,6 +169,26 @@ def test_jupyter_server_mcp_lists_and_runs_the_registered_tools(
     is_error, stale = seen["stale"]
     assert is_error and "changed since your read" in stale
     assert "print(round(total))" in (root / NOTEBOOK).read_text()
+    is_error, (text, caption, image) = seen["figure"]  # Jupyter AI's host takes images
+    assert (
+        not is_error and "image attached: cell plot output [1], image/png 300x200" in text["text"]
+    )
+    assert caption["text"].startswith("image attached: cell plot output [1]")
+    assert (image["type"], image["mimeType"]) == ("image", "image/png")
+    with Image.open(io.BytesIO(base64.b64decode(image["data"]))) as decoded:
+        assert decoded.size == (300, 200)
+
+
+def write_figure_notebook(path: Path) -> None:
+    """A notebook whose cell `plot` holds a 300x200 PNG output, as a run left it."""
+    picture = io.BytesIO()
+    Image.new("RGB", (300, 200), (200, 40, 40)).save(picture, format="PNG")
+    data = {"image/png": base64.b64encode(picture.getvalue()).decode(), "text/plain": "<Figure>"}
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("plot()", id="plot", execution_count=1)
+    cell.outputs = [nbformat.v4.new_output("display_data", data=data)]
+    nb.cells = [cell]
+    nbformat.write(nb, path)
 
 
 def test_an_sdk1_client_gets_the_figure_evals_and_restarts_the_kernel(
