@@ -201,7 +201,7 @@ def _sized(mime: str, raw: bytes, max_side: int) -> _Encoded:
         image.thumbnail((max_side, max_side))
         out = io.BytesIO()
         if mime == "image/png":
-            image.save(out, format="PNG", optimize=True)
+            image.save(out, format="PNG")
         else:
             image.convert("RGB").save(out, format="JPEG", quality=85)
         new_width, new_height = image.size

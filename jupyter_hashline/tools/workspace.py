@@ -30,6 +30,7 @@ Invariants:
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -155,7 +156,8 @@ class Workspace:
             outcome = ToolOutcome(text, reply={"path": path, "cell": request.cell, "text": text})
             if not request.images:
                 return outcome
-            return outcome.with_figures(collect_figures([(request.cell, listed)]))
+            figures = await asyncio.to_thread(collect_figures, [(request.cell, listed)])
+            return outcome.with_figures(figures)
 
         return await _guarded(work)
 
@@ -176,7 +178,7 @@ class Workspace:
                     write_lock=lambda: self.locks.hold([key]),
                 )
             self.executions.saw(key, run)
-            return self._ran(request, path, key, passed, run)
+            return await _with_figures(self._ran(request, path, key, passed, run), run, request)
 
         return await _guarded(work)
 
@@ -202,9 +204,7 @@ class Workspace:
                 run, path=path, header=header, max_chars=max_chars, record=record
             )
             outcome = ToolOutcome(text, reply=reply, activity=(record,))
-            if not request.images:
-                return outcome
-            return outcome.with_figures(collect_figures((c.cell_id, c.outputs) for c in run.cells))
+            return await _with_figures(outcome, run, request)
 
         return await _guarded(work)
 
@@ -356,10 +356,7 @@ class Workspace:
         text, reply = run_reply(
             run, path=path, tag=tag, notes=notes, max_chars=max_chars, record=record
         )
-        outcome = ToolOutcome(text, reply=reply, activity=(record,))
-        if not request.images:
-            return outcome
-        return outcome.with_figures(collect_figures((c.cell_id, c.outputs) for c in run.cells))
+        return ToolOutcome(text, reply=reply, activity=(record,))
 
     def _record_after_run(
         self, request: RunRequest, key: str, before: str, after: str
@@ -375,6 +372,17 @@ class Workspace:
             reason = err.message if isinstance(err, HashlineError) else f"{type(err).__name__}"
             return section_tag(after), (f"the new header was not recorded ({reason})",)
         return tag, ()
+
+
+async def _with_figures(
+    outcome: ToolOutcome, run: KernelRun, request: RunRequest | EvalRequest
+) -> ToolOutcome:
+    """`outcome` with the figures of `run` when the request asked for images (decoded and
+    downscaled in a worker thread: never on the event loop)."""
+    if not request.images:
+        return outcome
+    cells = [(cell.cell_id, cell.outputs) for cell in run.cells]
+    return outcome.with_figures(await asyncio.to_thread(collect_figures, cells))
 
 
 async def _guarded(work: Work) -> ToolOutcome:
