@@ -24,6 +24,10 @@ Invariants:
 - No cell runs unless the gate cleared it; a workspace whose runs are refused (`run_refusal`)
   or that has no runner answers `RunNotAllowedError` / `RunUnavailableError` before reading
   anything. The workspace owns its runner: `aclose()` closes it (its kernels shut down).
+- An eval runs only the code its request carries, in the notebook's kernel, and writes
+  nothing; it, and `kernel` (status, interrupt, restart), are refused exactly where runs are.
+  The runs and evals in flight are recorded per notebook (`executions`), so an interrupt or
+  restart says whose work it stopped.
 - An edit or write that hits `ChangedDuringWriteError` (a live document changed under it,
   nothing written) is run again, up to `write_attempts` times, as the stale edit it now is.
 """
