@@ -1,12 +1,14 @@
 """The demo story: a scripted agent edits a small sales notebook, offline.
 
 `main()` (`jupyter-hashline demo`, `make demo`) tells the story of
-`examples/agent_edits_notebook.ipynb` in the terminal: a `ProviderSimulator` plays the model,
-a `Session` runs the notebook tools (the agent reads, edits, then runs the cells it changed in
-a kernel of its own and reads what they printed), and the terminal shows each tool call with
-the reply the agent read, the diff of the edited notebook, `report_zones()` and
-`report_cache()`. The example
-notebooks import the same pieces, so the notebook and the terminal tell one story.
+`examples/agent_edits_notebook.ipynb` in the terminal, then a second act (`second_act`): the
+agent draws a chart, is shown it as image content (described in the terminal), and two of its
+edits meet a person's changes, one rebased and one refused. In the first act a
+`ProviderSimulator` plays the model, a `Session` runs the notebook tools (the agent reads,
+edits, then runs the cells it changed in a kernel of its own and reads what they printed), and
+the terminal shows each tool call with the reply the agent read, the diff of the edited
+notebook, `report_zones()` and `report_cache()`. The example notebooks import the same pieces,
+so the notebook and the terminal tell one story.
 
 Invariants:
 - Nothing here touches the network beyond 127.0.0.1 or needs an API key: the simulator is the
@@ -44,6 +46,7 @@ __all__ = [
     "STORY_PROMPTS",
     "Exchange",
     "copy_sample",
+    "describe_figure",
     "exchanges",
     "find_row",
     "format_exchanges",
@@ -54,6 +57,7 @@ __all__ = [
     "run_and_show",
     "sales_agent_script",
     "sales_notebook",
+    "second_act",
     "tool_results",
 ]
 
@@ -358,6 +362,99 @@ async def tell_story(root: Path, provider: str = "anthropic") -> Session:
     return session
 
 
+# -- the second act: a figure, and stale edits rebased or refused --------------------------------
+
+CHART = """from PIL import Image as Picture, ImageDraw
+from IPython.display import Image, display
+picture = Picture.new("RGB", (640, 320), "white")
+draw = ImageDraw.Draw(picture)
+peak = max(totals.values())
+for i, month in enumerate(sorted(totals)):
+    top = 300 - int(260 * totals[month] / peak)
+    draw.rectangle([60 + 200 * i, top, 180 + 200 * i, 300], fill=(31, 119, 180))
+png = io.BytesIO()
+picture.save(png, format="PNG")
+display(Image(png.getvalue()))"""
+"""A bar chart of the monthly totals, drawn with Pillow (a dependency) and displayed as PNG."""
+
+
+def describe_figure(data: str) -> str:
+    """What an agent that sees images was shown: size, bytes and the bars the demo counts."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    raw = base64.b64decode(data)
+    with Image.open(io.BytesIO(raw)) as image:
+        row = [image.getpixel((x, 290)) for x in range(image.width)]
+        width, height = image.size
+    bars = sum(1 for x in range(1, len(row)) if row[x] != row[x - 1] and row[x] != (255, 255, 255))
+    return f"a {width}x{height} PNG ({len(raw):,} bytes): {bars} blue bars on white"
+
+
+def _person_edits(path: Path, cell_id: str, old: str, new: str) -> None:
+    nb = nbformat.read(path, as_version=4)
+    cell = next(cell for cell in nb.cells if cell.get("id") == cell_id)
+    cell.source = cell.source.replace(old, new)
+    nbformat.write(nb, path)
+
+
+async def second_act(root: Path) -> None:
+    """The agent looks at the figure it drew; then two stale edits: one rebased, one refused.
+    Told through the tools as an MCP client calls them (images on)."""
+    from .kernels.pool import DirectoryKernelPool
+    from .tools import open_directory, run_tool
+
+    path = "figure.ipynb"
+    copy_sample(root / path)
+    workspace = open_directory(root, ":memory:", run_with=DirectoryKernelPool)
+
+    async def call(name: str, **arguments: Any) -> Any:
+        outcome = await run_tool(workspace, name, arguments, agent="demo-agent")
+        if "patch" in arguments:
+            print(f"agent calls {name} with the patch:\n" + _indent(arguments["patch"]))
+        else:
+            print(f"agent calls {name}({', '.join(f'{k}={v!r}' for k, v in arguments.items())})")
+        print(("error reply" if outcome.is_error else "reply") + ":\n" + _indent(outcome.text))
+        return outcome
+
+    try:
+        print("Act 2: the agent draws a chart and looks at it, then edits a changed notebook.\n")
+        view = await call("notebook_read", path=path)
+        tag = view.reply["tag"]
+        lines = view.text.splitlines()
+        body = "".join(f"+{line}\n" for line in ["# %% [code]", *CHART.splitlines()])
+        added = await call("notebook_edit", patch=f"[{path}#{tag}]\ninsert tail:\n{body}")
+        chart = re.findall(r"# %% \[code\] id=(\S+)", added.text)[-1]
+        ran = await call(
+            "notebook_run", path=path, tag=added.reply["sections"][0]["tag"],
+            cells=[*SUMMARY_INPUTS[:-1], chart], images=True,
+        )  # fmt: skip
+        for figure in ran.images:
+            print(
+                f"image content for the agent ({figure.caption()}): {describe_figure(figure.data)}"
+            )
+        tag = ran.reply["tag"]
+        mean = next(n for n, row in enumerate(lines) if 'print("mean monthly' in row)  # 0: header
+        print("\nA person adds a note to the intro and saves; the agent's next edit is stale.")
+        _person_edits(
+            root / path, "intro", "generated sales table.", "generated sales table (Ada)."
+        )
+        patch = (
+            f'[{path}#{tag}]\nreplace {mean}:\n+print("mean:", statistics.mean(totals.values()))\n'
+        )
+        rebased = await call("notebook_edit", patch=patch)
+        print(
+            "\nThe person now rewrites that very line; the agent edits it again from its old read."
+        )
+        _person_edits(root / path, "summary", '"mean:"', '"average:"')
+        await call("notebook_edit", patch=patch.replace("mean:", "monthly mean:"))
+        assert not rebased.is_error
+    finally:
+        await workspace.aclose()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """`jupyter-hashline demo`: the story in a temporary directory; exit 0 when it is told."""
     import argparse
@@ -367,6 +464,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(list(argv or []))
     with tempfile.TemporaryDirectory(prefix="hashline-demo-") as tmp:
         asyncio.run(tell_story(Path(tmp), args.provider or "anthropic"))
+        print()
+        asyncio.run(second_act(Path(tmp)))
     return 0
 
 

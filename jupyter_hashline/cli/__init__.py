@@ -6,7 +6,9 @@
 Commands: `read PATH [--offset N] [--limit N] [--cells ID,ID]`, `patch [FILE|-]` (edit text
 or the JSON form), `write PATH [FILE|-]`, `outputs PATH CELL [--max-chars N]`,
 `run PATH --tag TAG [--cell ID ...] [--timeout S] [--max-chars N]` (run code cells whose
-sources are as they were at TAG), `mcp` (the MCP server on stdio), `demo [--provider P]` and
+sources are as they were at TAG), `eval PATH [CODE|-] [--timeout S] [--max-chars N]` (run
+code in the notebook's kernel without adding a cell), `mcp` (the MCP server on stdio),
+`demo [--provider P]` and
 `simulator` (the offline provider simulator).
 
 The notebook commands run the same tools as MCP and agent sessions (`jupyter_hashline.tools`),
@@ -18,8 +20,9 @@ the same root uses; `--store` or `$JUPYTER_HASHLINE_STORE` overrides), so `read`
 process and `patch` in the next works.
 
 Running cells on a directory needs the global `--allow-run` (for `run` and for `mcp`): code
-runs with your rights, so it is never on by default. Each `run` starts the notebook's kernel
-and shuts it down when it ends (an `mcp` session keeps one kernel per notebook until it
+runs with your rights, so it is never on by default. Each `run` or `eval` starts the
+notebook's kernel and shuts it down when it ends (its reply says so: variables do not persist
+between commands) (an `mcp` session keeps one kernel per notebook until it
 ends); with `--server` the server's kernels run the cells and the server decides whether runs
 are allowed.
 

@@ -35,7 +35,7 @@ def mcp(args: argparse.Namespace) -> int:
         return fail("mcp", f"{err}. Check --root and --store.")
     print(f"{PROG} mcp: serving the notebook tools on {workspace.describe}", file=sys.stderr)
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve_stdio(workspace))
+        asyncio.run(serve_stdio(workspace, agent=args.agent))
     return DONE
 
 

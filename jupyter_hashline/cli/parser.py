@@ -30,7 +30,7 @@ def add_global_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--agent",
         help="the agent this call speaks for: its seen lines and the name in the activity "
-        "feed (default: your login name; `mcp` names one agent per connection)",
+        "feed (default: your login name; `mcp`: the MCP client's name)",
     )
     parser.add_argument(
         "--allow-run",
@@ -62,6 +62,10 @@ def add_tool_commands(commands: Any) -> None:
     run = commands.add_parser(
         "run",
         help="run code cells whose sources are as at TAG; print each cell's status and outputs",
+        description="Run code cells whose sources are as at TAG. On a directory (--root, with "
+        "--allow-run) each command starts a fresh kernel, shut down when it ends: variables "
+        "defined by earlier commands are gone, so run the cells that define them in the same "
+        "command. Through --server the cells run in the notebook's server kernel.",
     )
     run.add_argument("path")
     run.add_argument("--tag", required=True, help="the 4 hex digits of your read's header")
@@ -76,6 +80,28 @@ def add_tool_commands(commands: Any) -> None:
     run.add_argument("--timeout", help="seconds each cell may run (1 to 600, default 60)")
     run.add_argument("--max-chars", help="clip each cell's output text to this many characters")
     run.set_defaults(run=tool_commands.run)
+    evaluate = commands.add_parser(
+        "eval",
+        help="run code in a notebook's kernel without adding a cell; the file is not changed",
+        description="Run CODE in the notebook's kernel and print its status and outputs. On a "
+        "directory (--root) each command starts a fresh kernel, shut down when it ends: "
+        "variables from earlier commands are gone. Through --server it is the notebook's "
+        "server kernel, with the variables its cells defined.",
+    )
+    evaluate.add_argument("path")
+    evaluate.add_argument("code", nargs="?", default="-", help="the code; - reads stdin")
+    evaluate.add_argument("--timeout", help="seconds it may run (1 to 600, default 60)")
+    evaluate.add_argument("--max-chars", help="clip its output text to this many characters")
+    evaluate.set_defaults(run=tool_commands.eval_code)
+    kernel = commands.add_parser(
+        "kernel",
+        help="status, interrupt or restart of a notebook's kernel (says whose work it stopped)",
+        description="On a directory each command has its own kernel (none is running between "
+        "commands, so status says so); through --server it is the notebook's server kernel.",
+    )
+    kernel.add_argument("path")
+    kernel.add_argument("action", choices=["status", "interrupt", "restart"])
+    kernel.set_defaults(run=tool_commands.kernel)
 
 
 def _hosts() -> list[Any]:

@@ -1,4 +1,5 @@
-"""The tool commands: `read`, `patch`, `write`, `outputs` and `run`, translated to the tools.
+"""The tool commands: `read`, `patch`, `write`, `outputs`, `run` and `eval`, translated to the
+tools.
 
 Each command turns its command-line values into a tool call's arguments (text, validated by
 the tools layer as a REST query is) and runs it as the agent `--agent` on the workspace the
@@ -6,12 +7,16 @@ global options name: a directory (`--root`, snapshots in SQLite so `read` in one
 `patch` in the next works; cells run only with `--allow-run`) or a running Jupyter server's
 REST API (`--server`). The outcome's text goes to stdout, or to stderr with exit 1 for a
 rejection and 2 for anything else that went wrong.
+
+On a directory, `run` and `eval` start a kernel that is shut down when the command exits: the
+next command starts a fresh one, and the reply says so (`FRESH_KERNEL`).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import getpass
 import json
 import os
@@ -50,6 +55,17 @@ REJECTION_KINDS = frozenset(
 )
 
 
+MCP_KERNEL_IDLE_S = 1800.0
+"""An MCP server on a directory shuts a notebook's kernel down after this long without use."""
+
+KERNEL_TOOLS = frozenset({"notebook_run", "notebook_eval"})
+FRESH_KERNEL = (
+    "this command's kernel was shut down when it ended: variables do not persist between "
+    "commands on a directory (each starts a fresh kernel). To keep them, run through a "
+    "Jupyter server (--server URL) or an MCP session (`mcp`), which keep one kernel per "
+    "notebook."
+)
+
 RUN_OFF = (
     f"Run refused, nothing ran: running cells on a directory is off unless you allow it. "
     f"Code runs with your rights: to allow it, give the global option --allow-run before the "
@@ -75,6 +91,9 @@ def workspace_for(args: argparse.Namespace) -> ToolWorkspace:
         return open_directory(root, args.store, run_refusal=RUN_OFF)
     from ..kernels.pool import DirectoryKernelPool  # jupyter_client: only when cells may run
 
+    if args.command == "mcp":  # one kernel per notebook for the session, shut when idle
+        pool = functools.partial(DirectoryKernelPool, idle_timeout_s=MCP_KERNEL_IDLE_S)
+        return open_directory(root, args.store, run_with=pool)
     return open_directory(root, args.store, run_with=DirectoryKernelPool)
 
 
@@ -111,7 +130,10 @@ def _run_tool(
     except (OSError, sqlite3.Error) as err:
         return fail(args.command, f"{err}. Check --root and --store.")
     stream = sys.stderr if outcome.is_error else sys.stdout
-    print(outcome.text, file=stream)
+    text = outcome.text
+    if name in KERNEL_TOOLS and not args.server and not outcome.is_error:
+        text += f"\nnote: {FRESH_KERNEL}"
+    print(text, file=stream)
     return exit_code(outcome)
 
 
@@ -177,3 +199,13 @@ def run(args: argparse.Namespace) -> int:
         max_chars=args.max_chars,
     )
     return _run_tool(args, "notebook_run", arguments)
+
+
+def eval_code(args: argparse.Namespace) -> int:
+    code = _input_text("-") if args.code == "-" else args.code
+    arguments = _given(path=args.path, code=code, timeout_s=args.timeout, max_chars=args.max_chars)
+    return _run_tool(args, "notebook_eval", arguments)
+
+
+def kernel(args: argparse.Namespace) -> int:
+    return _run_tool(args, "notebook_kernel", {"path": args.path, "action": args.action})

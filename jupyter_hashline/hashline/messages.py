@@ -159,7 +159,8 @@ def unseen_message(
         lines.append(
             f"(Only part of those lines is shown above: at most {REVEAL_MAX_LINES} lines, "
             f"{REVEAL_COLUMNS} columns each.) Read the lines you need with offset/limit, then "
-            "send the edit again."
+            "send the edit again under the header that read returns, numbering lines as it "
+            "shows them."
         )
     else:
         lines.append(

@@ -339,7 +339,7 @@ class Patcher:
         if snapshot.text == live.text:
             return self._prepare_fresh(section, live)
         if section.edge_only:
-            return self._prepare_edges(section, live)
+            return self._prepare_edges(section, live, snapshot)
         return self._prepare_stale(section, live, snapshot)
 
     def _prepare_fresh(self, section: PatchSection, live: _Live) -> _Prepared:
@@ -349,14 +349,15 @@ class Patcher:
         carried = applied.map_lines(seen)
         return _Prepared(section, live, applied, tuple(warnings), "", carried)
 
-    def _prepare_edges(self, section: PatchSection, live: _Live) -> _Prepared:
+    def _prepare_edges(self, section: PatchSection, live: _Live, snapshot: Snapshot) -> _Prepared:
         current = messages.header(section.path, section_tag(live.text))
         applied = self._apply(section.edits, live, current)
         note = (
             f"{section.path} changed since your read ({section.header} is not the current "
             f"text); your insert head/tail rows were added to the current text {current}."
         )
-        return _Prepared(section, live, applied, (note,), "", frozenset())
+        carried = self._carried_seen(section, snapshot, live, applied)
+        return _Prepared(section, live, applied, (note,), "", carried)
 
     def _prepare_stale(self, section: PatchSection, live: _Live, snapshot: Snapshot) -> _Prepared:
         warnings = self._check_seen(section, live.key, snapshot.text)
@@ -369,7 +370,18 @@ class Patcher:
         current = messages.header(section.path, section_tag(live.text))
         applied = self._apply(edits, live, current)
         banner = "recovered: " + "; ".join(outcome.notes or ("the file changed elsewhere",))
-        return _Prepared(section, live, applied, tuple(warnings), banner, frozenset())
+        carried = self._carried_seen(section, snapshot, live, applied)
+        return _Prepared(section, live, applied, tuple(warnings), banner, carried)
+
+    def _carried_seen(
+        self, section: PatchSection, snapshot: Snapshot, live: _Live, applied: AppliedEdits
+    ) -> frozenset[int]:
+        """The agent's seen lines of a stale read, on the text its edit lands as: carried to
+        the live text through the lines nobody changed since, then through the edit."""
+        seen = self.store.seen_lines(live.key, section.tag, agent=self.agent)
+        if not seen:
+            return frozenset()
+        return applied.map_lines(carry_lines(snapshot.text, live.text, seen))
 
     def _apply(self, edits: Sequence[Edit], live: _Live, label: str) -> AppliedEdits:
         applied = apply_edits(live.text, edits, repair_echo=self.repair_echo, label=label)

@@ -27,6 +27,7 @@ Invariants:
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -177,13 +178,79 @@ def _refusal(
 
 def carry_lines(before: str, after: str, lines: Iterable[int]) -> frozenset[int]:
     """The lines of `after` that are `lines` of `before` carried through unchanged lines only
-    (1-based): a line that changed between the two texts is never carried."""
+    (1-based): a line that changed between the two texts is never carried.
+
+    The alignment is the patience rule: common ends, then lines unique in both texts taken in
+    order (the longest increasing run of them), each extended over equal neighbours. It never
+    pairs lines of different text nor crosses pairs; a line it cannot place is not carried
+    (the agent is shown it again), so it may carry less than a minimal diff, never more, in
+    O(n log n) where a minimal diff of a large notebook would cost seconds."""
     wanted = set(lines)
-    if before == after:
-        return frozenset(wanted)
-    carried: set[int] = set()
-    for block in equal_blocks(split_lines(before), split_lines(after)):
-        for offset in range(block.size):
-            if block.snap + offset + 1 in wanted:
-                carried.add(block.live + offset + 1)
-    return frozenset(carried)
+    if before == after or not wanted:
+        return frozenset(wanted) if before == after else frozenset()
+    return frozenset(
+        new + 1 for old, new in aligned_pairs(split_lines(before), split_lines(after))
+        if old + 1 in wanted
+    )  # fmt: skip
+
+
+def aligned_pairs(old: Sequence[str], new: Sequence[str]) -> list[tuple[int, int]]:
+    """Equal lines (0-based old, new index), increasing in both (see `carry_lines`)."""
+    n, m = len(old), len(new)
+    head = 0
+    while head < min(n, m) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(n, m) - head and old[n - 1 - tail] == new[m - 1 - tail]:
+        tail += 1
+    pairs = [(k, k) for k in range(head)]
+    pairs += _anchored(old, new, (head, n - tail), (head, m - tail))
+    pairs += [(n - tail + k, m - tail + k) for k in range(tail)]
+    return pairs
+
+
+def _anchored(
+    old: Sequence[str], new: Sequence[str], old_span: tuple[int, int], new_span: tuple[int, int]
+) -> list[tuple[int, int]]:
+    """Walk both texts in step while lines are equal; at a difference, resume at the next old
+    line that is unique in both texts and lies ahead in the new one (extended back over equal
+    neighbours). Pairs are equal lines, increasing in both texts."""
+    (a0, a1), (b0, b1) = old_span, new_span
+    in_old = Counter(old[a0:a1])
+    in_new = Counter(new[b0:b1])
+    where_new = {line: j for j, line in enumerate(new[b0:b1], b0) if in_new[line] == 1}
+    pairs: list[tuple[int, int]] = []
+    i, j = a0, b0
+    while i < a1 and j < b1:
+        if old[i] == new[j]:
+            pairs.append((i, j))
+            i, j = i + 1, j + 1
+            continue
+        anchor = _next_anchor(old, i + 1, a1, j, in_old, where_new)
+        if anchor is None:
+            break
+        ai, aj = anchor
+        back: list[tuple[int, int]] = []
+        bi, bj = ai - 1, aj - 1
+        while bi >= i and bj >= j and old[bi] == new[bj]:
+            back.append((bi, bj))
+            bi, bj = bi - 1, bj - 1
+        pairs.extend(reversed(back))
+        i, j = ai, aj
+    return pairs
+
+
+def _next_anchor(
+    old: Sequence[str],
+    start: int,
+    stop: int,
+    floor: int,
+    in_old: Counter[str],
+    where_new: dict[str, int],
+) -> tuple[int, int] | None:
+    for i in range(start, stop):
+        line = old[i]
+        j = where_new.get(line)
+        if j is not None and j >= floor and in_old[line] == 1:
+            return i, j
+    return None

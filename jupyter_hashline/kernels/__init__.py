@@ -13,6 +13,7 @@ Importing this package loads neither jupyter_client nor tornado nor jupyter_serv
 from __future__ import annotations
 
 from .collect import OutputCollector, OutputEvent
+from .control import KernelAction, KernelState
 from .errors import (
     KernelDiedError,
     KernelError,
@@ -23,18 +24,28 @@ from .errors import (
 )
 from .execute import OutputListener
 from .results import CellRun, KernelRun, RunStatus
-from .runner import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S, CellRunner, WriteLock, checked_timeout
+from .runner import (
+    DEFAULT_TIMEOUT_S,
+    EVAL_CELL,
+    MAX_TIMEOUT_S,
+    CellRunner,
+    WriteLock,
+    checked_timeout,
+)
 from .selection import CellToRun, RunPlan, plan_run, touched_cells
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",
+    "EVAL_CELL",
     "MAX_TIMEOUT_S",
     "CellRun",
     "CellRunner",
     "CellToRun",
+    "KernelAction",
     "KernelDiedError",
     "KernelError",
     "KernelRun",
+    "KernelState",
     "KernelUnavailableError",
     "NotRunnableError",
     "OutputCollector",

@@ -14,6 +14,9 @@ Invariants:
   the log's last lines.
 - Runs of one notebook are serialized (one kernel runs one cell at a time); runs of
   different notebooks proceed in parallel.
+- With `idle_timeout_s`, a kernel that ran nothing for that long is shut down (an MCP server
+  keeps kernels alive between calls, not forever); the next run starts a fresh one and says
+  why. A run or eval in flight is never cut off by it.
 - A kernel found dead before a run: the run is refused (`KernelDiedError`) and the kernel is
   discarded; the next run starts a fresh one and says so. A kernel that dies during a cell,
   or does not stop after an interrupt, is discarded the same way, and the cell says so.
@@ -38,11 +41,12 @@ from jupyter_client.kernelspec import KernelSpecManager
 
 from ..notebook import NotebookFilesystem
 from .clients import own_client
+from .control import KernelAction, KernelState
 from .errors import KernelDiedError, KernelUnavailableError
 from .execute import KernelOutcome, OutputListener, execute_cells
 from .kernelspec import DEFAULT_KERNEL, choose_kernel, notebook_metadata
 from .results import CellRun, KernelRun
-from .runner import DEFAULT_TIMEOUT_S, WriteLock, checked_timeout, write_back
+from .runner import DEFAULT_TIMEOUT_S, EVAL_CELL, WriteLock, checked_timeout, write_back
 from .selection import CellToRun
 
 STARTUP_TIMEOUT_S = 60.0
@@ -86,8 +90,11 @@ class DirectoryKernelPool:
         default_kernel: str = DEFAULT_KERNEL,
         startup_timeout_s: float = STARTUP_TIMEOUT_S,
         kernel_spec_manager: KernelSpecManager | None = None,
+        idle_timeout_s: float | None = None,
     ) -> None:
         self.fs = fs
+        self.idle_timeout_s = idle_timeout_s
+        self._reapers: dict[str, asyncio.Task[None]] = {}
         self.root = Path(root)
         self.default_kernel = default_kernel
         self.startup_timeout_s = startup_timeout_s
@@ -123,14 +130,32 @@ class DirectoryKernelPool:
         write_lock: WriteLock | None = None,
     ) -> KernelRun:
         """Run `cells` in the notebook's kernel (started if needed); write their outputs."""
-        timeout_s = checked_timeout(timeout_s)
+        run = await self._execute(path, cells, checked_timeout(timeout_s), on_output)
+        landed, warnings = await write_back(self.fs, path, run.executed, write_lock)
+        return dataclasses.replace(run, landed_text=landed, write_warnings=warnings)
+
+    async def evaluate(
+        self, path: str, code: str, *, timeout_s: float = DEFAULT_TIMEOUT_S
+    ) -> KernelRun:
+        """Run `code` in the notebook's kernel as the cell `EVAL_CELL`; nothing is written."""
+        cells = [CellToRun(EVAL_CELL, code)]
+        return await self._execute(path, cells, checked_timeout(timeout_s), None)
+
+    async def _execute(
+        self,
+        path: str,
+        cells: Sequence[CellToRun],
+        timeout_s: float,
+        on_output: OutputListener | None,
+    ) -> KernelRun:
         if self._closed:
             raise KernelUnavailableError("This kernel pool was closed; nothing ran.")
         key = await self.fs.canonical_path(path)
         kernel, notes = await self._kernel_for(key, path)
+        self._stop_reaper(key)
         async with kernel.lock:
             if not await kernel.alive():
-                await self._discard(key, "died")
+                await self._discard(key, "died", kernel)
                 raise KernelDiedError(
                     f"The kernel of {path} ({kernel.name}) died since its last run, so nothing "
                     "ran. A new kernel starts at your next run, with none of the variables "
@@ -139,15 +164,44 @@ class DirectoryKernelPool:
             done = await execute_cells(kernel, cells, timeout_s=timeout_s, on_output=on_output)
         runs = done.runs
         if done.kernel is not KernelOutcome.USABLE:
-            await self._discard(key, _LOST[done.kernel])
+            await self._discard(key, _LOST[done.kernel], kernel)
             runs = _with_restart_note(runs, _RESTART_NOTES[done.kernel])
-        run = KernelRun(path=path, kernel=kernel.name, cells=runs, notes=notes)
-        landed, warnings = await write_back(self.fs, path, run.executed, write_lock)
-        return dataclasses.replace(run, landed_text=landed, write_warnings=warnings)
+        self._start_reaper(key)
+        return KernelRun(path=path, kernel=kernel.name, cells=runs, notes=notes)
+
+    async def control(self, path: str, action: KernelAction) -> KernelState:
+        """Status, interrupt or restart of the notebook's kernel; never starts one for a
+        status. A restart replaces the kernel by a fresh one at once."""
+        key = await self.fs.canonical_path(path)
+        kernel = self._kernels.get(key)
+        if kernel is None:
+            return KernelState(path, None, None, "none")
+        busy = kernel.lock.locked()  # only this pool's runs execute in its kernels
+        state = "busy" if busy else ("idle" if await kernel.alive() else "dead")
+        language = self._language(kernel.name)
+        notes: tuple[str, ...] = ()
+        if action is KernelAction.INTERRUPT:
+            await kernel.interrupt()
+            notes = ("sent an interrupt to the kernel",)
+        elif action is KernelAction.RESTART:
+            await self._discard(key, "was restarted", kernel)
+            await self._kernel_for(key, path)
+            self._lost.pop(key, None)
+            self._start_reaper(key)
+            notes = (f"restarted the {kernel.name} kernel: variables defined before are gone",)
+        return KernelState(path, kernel.name, language, state, notes)
+
+    def _language(self, name: str) -> str | None:
+        try:
+            return str(self._specs.get_kernel_spec(name).language)
+        except Exception:  # a kernelspec removed since the kernel started
+            return None
 
     async def close(self) -> None:
         """Shut every kernel down and remove the socket folder."""
         self._closed = True
+        for key in list(self._reapers):
+            self._stop_reaper(key)
         kernels, self._kernels = list(self._kernels.values()), {}
         await asyncio.gather(*(_shutdown(k) for k in kernels))
         if self._sockets is not None:
@@ -201,17 +255,43 @@ class DirectoryKernelPool:
             ) from err
         return _Kernel(manager, client, name, log)
 
+    # -- idle kernels ----------------------------------------------------------------------------
+
+    def _start_reaper(self, key: str) -> None:
+        """Shut the notebook's kernel down after `idle_timeout_s` without a run or eval."""
+        self._stop_reaper(key)
+        kernel = self._kernels.get(key)
+        if self.idle_timeout_s is None or kernel is None or self._closed:
+            return
+        self._reapers[key] = asyncio.ensure_future(self._reap(key, kernel, self.idle_timeout_s))
+
+    def _stop_reaper(self, key: str) -> None:
+        reaper = self._reapers.pop(key, None)
+        if reaper is not None and reaper is not asyncio.current_task():
+            reaper.cancel()
+
+    async def _reap(self, key: str, kernel: _Kernel, after_s: float) -> None:
+        await asyncio.sleep(after_s)  # cancelled by every run or eval that starts before
+        if kernel.lock.locked():
+            return
+        self._reapers.pop(key, None)
+        await self._discard(key, f"was shut down after {after_s:g} s without a run", kernel)
+
     def _socket_folder(self) -> str:
         if self._sockets is None:
             self._sockets = tempfile.mkdtemp(prefix="hashline-kernels-")
             os.chmod(self._sockets, 0o700)
         return self._sockets
 
-    async def _discard(self, key: str, why: str) -> None:
-        kernel = self._kernels.pop(key, None)
-        if kernel is not None:
-            self._lost[key] = why
-            await _shutdown(kernel)
+    async def _discard(self, key: str, why: str, kernel: _Kernel | None = None) -> None:
+        """Shut the notebook's kernel down (only `kernel`, when given: a run that ends after a
+        restart must not discard the fresh kernel)."""
+        current = self._kernels.get(key)
+        if current is None or (kernel is not None and current is not kernel):
+            return
+        del self._kernels[key]
+        self._lost[key] = why
+        await _shutdown(current)
 
 
 def _with_restart_note(runs: tuple[CellRun, ...], suffix: str) -> tuple[CellRun, ...]:

@@ -7,7 +7,8 @@ Jupyter server, live in an open collaborative document).
 
 Invariants:
 - `run` executes exactly the sources it is given (never re-reads the cells), one cell after
-  the other, and stops at the first that does not finish ok.
+  the other, and stops at the first that does not finish ok. `evaluate` executes the code it
+  is given in the same kernel and writes nothing: no cell, no output, no file.
 - `timeout_s` is checked here once for all runners: at least 1 s, at most `MAX_TIMEOUT_S`.
 - Outputs are written in one write per call, under the caller's `write_lock` when given
   (the lock of the notebook's path, held only while writing, never while cells run). A write
@@ -24,12 +25,16 @@ from typing import Any, Protocol
 from ..hashline.errors import HashlineError
 from ..hashline.filesystem import WriteResult
 from ..notebook.executed import Executed
+from .control import KernelAction, KernelState
 from .execute import OutputListener
 from .results import KernelRun
 from .selection import CellToRun
 
 DEFAULT_TIMEOUT_S = 60.0
 MAX_TIMEOUT_S = 600.0
+
+EVAL_CELL = "(eval)"
+"""The cell id an evaluation's run reports: code sent by `evaluate` belongs to no cell."""
 
 WriteLock = Callable[[], AbstractAsyncContextManager[Any]]
 """Makes the context manager that holds the notebook's path lock while outputs are written."""
@@ -48,6 +53,16 @@ class CellRunner(Protocol):
         write_lock: WriteLock | None = None,
     ) -> KernelRun:
         """Run `cells` in `path`'s kernel; return each cell's run and the landed text."""
+        ...
+
+    async def evaluate(
+        self, path: str, code: str, *, timeout_s: float = DEFAULT_TIMEOUT_S
+    ) -> KernelRun:
+        """Run `code` in `path`'s kernel as one cell `EVAL_CELL`; write nothing anywhere."""
+        ...
+
+    async def control(self, path: str, action: KernelAction) -> KernelState:
+        """The notebook's kernel as it was, after doing `action` to it (see control.py)."""
         ...
 
     async def close(self) -> None:

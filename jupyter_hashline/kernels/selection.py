@@ -324,7 +324,7 @@ def _check_seen(
         f"Check them and run again with the same header {header}."
         if not truncated
         else "Only part of them is shown: read those cells (notebook_read with `cells`), then "
-        "run them."
+        "run them under the header that read returns."
     )
     raise UnseenCellsError(
         f"Run refused: the cells to run hold line(s) {messages.spans(unseen)} of {path} that "

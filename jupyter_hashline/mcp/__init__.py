@@ -14,18 +14,21 @@ from typing import Any
 from ..tools import TOOL_NAMES, ToolWorkspace
 
 
-def build_server(workspace: ToolWorkspace, *, names: tuple[str, ...] = TOOL_NAMES) -> Any:
-    """An MCP server offering the notebook tools on `workspace` (see `server.build_server`)."""
+def build_server(
+    workspace: ToolWorkspace, *, names: tuple[str, ...] = TOOL_NAMES, agent: str | None = None
+) -> Any:
+    """An MCP server offering the notebook tools on `workspace` as `agent` (default: the
+    client's name; see `server.build_server`)."""
     from .server import build_server as build
 
-    return build(workspace, names=names)
+    return build(workspace, names=names, agent=agent)
 
 
-async def serve_stdio(workspace: ToolWorkspace) -> None:
-    """Serve one MCP client on stdin/stdout (see `server.serve_stdio`)."""
+async def serve_stdio(workspace: ToolWorkspace, *, agent: str | None = None) -> None:
+    """Serve one MCP client on stdin/stdout as `agent` (see `server.serve_stdio`)."""
     from .server import serve_stdio as serve
 
-    await serve(workspace)
+    await serve(workspace, agent=agent)
 
 
 __all__ = ["build_server", "serve_stdio"]

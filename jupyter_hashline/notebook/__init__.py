@@ -9,6 +9,7 @@ notebook (outputs, ids, metadata kept) and report what landed. The pure parts ar
 from __future__ import annotations
 
 from .errors import InvalidNotebookError
+from .figures import Figure, FigureLimits, Figures, collect_figures
 from .filesystem import NotebookFilesystem, is_notebook_path, new_notebook
 from .keep import LAYOUTS, layout_for_call
 from .loading import LoadedNotebook, load_notebook
@@ -22,12 +23,16 @@ from .serialize import CellJsonCache, serialize_notebook
 __all__ = [
     "LAYOUTS",
     "CellJsonCache",
+    "Figure",
+    "FigureLimits",
+    "Figures",
     "InvalidNotebookError",
     "LoadedNotebook",
     "NotebookFilesystem",
     "PairedDiskFilesystem",
     "ProjectedCell",
     "cell_outputs",
+    "collect_figures",
     "is_notebook_path",
     "layout_for_call",
     "load_notebook",

@@ -56,7 +56,7 @@ from ..hashline.offload import offloaded
 from .cellmatch import CellMatch, match_cells
 from .errors import InvalidNotebookError
 from .executed import Executed, with_executed
-from .ids import IdNotes, IdSource, id_notes
+from .ids import IdNotes, IdSource, display_ids, id_notes
 from .jupytext_view import check_format, jupytext_text, merge_jupytext
 from .keep import KeptLayout, assemble_kept, check_layout, chosen_layout
 from .layout import assemble
@@ -250,6 +250,18 @@ class NotebookFilesystem(Filesystem):
         if not is_notebook_path(path):
             raise HashlineError(f"{path} is not a notebook (.ipynb): it has no cell outputs.")
         return cell_outputs((await self._read(path)).nb, cell_id, max_chars=max_chars)
+
+    async def output_list(self, path: str, cell_id: str) -> tuple[Mapping[str, Any], ...]:
+        """The outputs of one code cell as stored (nbformat v4 dicts), numbered as `outputs`
+        numbers them; () for a cell that is not a code cell."""
+        if not is_notebook_path(path):
+            raise HashlineError(f"{path} is not a notebook (.ipynb): it has no cell outputs.")
+        cells: Sequence[Mapping[str, Any]] = (await self._read(path)).nb.get("cells", [])
+        ids = display_ids(cells).ids
+        if cell_id not in ids:
+            raise AnchorError(f"No cell id={cell_id} in this notebook.")
+        outputs = cells[ids.index(cell_id)].get("outputs") or ()
+        return tuple(outputs)
 
     async def write_outputs(self, path: str, executed: Mapping[str, Executed]) -> WriteResult:
         """Set the outputs and execution counts of executed cells, in one write.

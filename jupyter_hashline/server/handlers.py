@@ -143,8 +143,8 @@ class BodyToolHandler(ToolHandler):
 
 
 class RunToolHandler(ToolHandler):
-    """`POST run`: authorized on contents write (the outputs are written into the notebook)
-    and on kernels execute (the cells run in the notebook's kernel)."""
+    """`POST run` and `POST eval`: authorized on contents write (a run writes the outputs into
+    the notebook) and on kernels execute (code runs in the notebook's kernel)."""
 
     @web.authenticated
     @authorized
@@ -154,7 +154,11 @@ class RunToolHandler(ToolHandler):
 
 
 # Tools whose routes need more than the contents permission of their HTTP method.
-_SPECIAL_HANDLERS: dict[str, type[ToolHandler]] = {"notebook_run": RunToolHandler}
+_SPECIAL_HANDLERS: dict[str, type[ToolHandler]] = {
+    "notebook_run": RunToolHandler,
+    "notebook_eval": RunToolHandler,
+    "notebook_kernel": RunToolHandler,
+}
 
 
 def tool_handler(spec: ToolSpec) -> type[ToolHandler]:

@@ -15,6 +15,9 @@ Invariants:
   tool, so a server that lists it in `server_mcp_tools` exposes it (and its own `allow_run`
   and read-only settings still decide whether cells run).
 - Importing this module imports nothing from Jupyter; the server is looked up per call.
+- Figures: where the host has an image content type (fastmcp's `Image`), `images` defaults to
+  on and a tool with figures returns its text, then per figure a caption and the image; else
+  text only, with the placeholders.
 - A rejected edit or any agent mistake raises the hosting MCP server's `ToolError` (fastmcp's,
   as jupyter-server-mcp uses, else the `mcp` SDK's) carrying the agent message: MCP servers
   show a ToolError's text to the model as an `is_error` result, where other exceptions may be
@@ -23,13 +26,14 @@ Invariants:
 
 from __future__ import annotations
 
+import base64
 import importlib
 import inspect
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..hashline.errors import HashlineError
-from ..tools import CATALOG, ToolSpec, run_tool
+from ..tools import CATALOG, ToolSpec, run_tool, spec_for
 from ..tools.catalog import Field, FieldKind
 
 if TYPE_CHECKING:
@@ -85,8 +89,9 @@ def tool_error_class() -> type[Exception]:
     return HashlineError
 
 
-async def call(name: str, arguments: dict[str, Any]) -> str:
-    """Run tool `name` on the running server; errors become the host's ToolError."""
+async def call(name: str, arguments: dict[str, Any]) -> str | list[Any]:
+    """Run tool `name` on the running server; errors become the host's ToolError. Figures
+    (default on where the host has an image type) follow the text as image content."""
     service = _service()
     if service is None:
         error = ExtensionNotRunningError(
@@ -95,12 +100,39 @@ async def call(name: str, arguments: dict[str, Any]) -> str:
         )
         raise tool_error_class()(error.message) from error
     given = {key: value for key, value in arguments.items() if value is not None}
+    image = host_image_class()
+    spec = spec_for(name)
+    if image is not None and spec is not None and spec.field("images") and "images" not in given:
+        given["images"] = True
     outcome = await run_tool(
         service.workspace, name, given, agent=AGENT, names=service.settings.server_mcp_tools
     )
     if outcome.is_error:
         raise tool_error_class()(outcome.text)
-    return outcome.text
+    if image is None or not outcome.images:
+        return outcome.text
+    blocks: list[Any] = [outcome.text]
+    for figure in outcome.images:
+        data = base64.b64decode(figure.data)
+        blocks += [figure.caption(), image(data=data, format=figure.mime.split("/")[1])]
+    return blocks
+
+
+def host_image_class() -> type | None:
+    """The image content type of the MCP server hosting the tools (fastmcp's, as
+    jupyter-server-mcp uses, else the SDK's), or None: then figures stay text placeholders."""
+    for module in (
+        "fastmcp.utilities.types",
+        "mcp.server.mcpserver.utilities.types",
+        "mcp.server.fastmcp.utilities.types",
+    ):
+        try:
+            found = importlib.import_module(module).Image
+        except (ImportError, AttributeError):
+            continue
+        if isinstance(found, type):
+            return found
+    return None
 
 
 _ANNOTATIONS: dict[FieldKind, Any] = {
@@ -114,6 +146,7 @@ _ANNOTATIONS: dict[FieldKind, Any] = {
     FieldKind.NAMES: list[str],
     FieldKind.JSON_EDITS: dict[str, Any] | list[dict[str, Any]],
     FieldKind.LAYOUT: Literal["keep", "nbformat"],
+    FieldKind.FLAG: bool,
 }
 
 
@@ -125,10 +158,10 @@ def _parameter(field: Field) -> inspect.Parameter:
     return inspect.Parameter(field.name, kind, annotation=annotation | None, default=None)
 
 
-def _tool_function(spec: ToolSpec) -> Callable[..., Awaitable[str]]:
+def _tool_function(spec: ToolSpec) -> Callable[..., Awaitable[Any]]:
     """An async function named and documented like `spec`, one parameter per argument."""
 
-    async def tool(**arguments: Any) -> str:
+    async def tool(**arguments: Any) -> Any:
         return await call(spec.name, arguments)
 
     parameters = [
@@ -144,12 +177,13 @@ def _tool_function(spec: ToolSpec) -> Callable[..., Awaitable[str]]:
     ]
     tool.__name__ = tool.__qualname__ = spec.name
     tool.__doc__ = spec.description
-    tool.__signature__ = inspect.Signature(parameters, return_annotation=str)  # type: ignore[attr-defined]
-    tool.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": str}
+    # The return is the text, or the text then figures (image content): no output schema.
+    tool.__signature__ = inspect.Signature(parameters, return_annotation=Any)  # type: ignore[attr-defined]
+    tool.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": Any}
     return tool
 
 
-TOOLS: dict[str, Callable[..., Awaitable[str]]] = {
+TOOLS: dict[str, Callable[..., Awaitable[Any]]] = {
     spec.name: _tool_function(spec) for spec in CATALOG
 }
 globals().update(TOOLS)  # `module:function` strings name these

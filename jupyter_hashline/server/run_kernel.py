@@ -37,12 +37,14 @@ from jupyter_core.utils import ensure_async
 
 from ..kernels.clients import own_client
 from ..kernels.collect import OutputEvent
+from ..kernels.control import KernelAction, KernelState
 from ..kernels.errors import KernelDiedError
 from ..kernels.execute import KernelOutcome, OutputListener, execute_cells
 from ..kernels.kernelspec import choose_kernel, notebook_metadata
 from ..kernels.results import CellRun, KernelRun
 from ..kernels.runner import (
     DEFAULT_TIMEOUT_S,
+    EVAL_CELL,
     OutputsWriter,
     WriteLock,
     checked_timeout,
@@ -251,6 +253,53 @@ class ServerKernelRunner:
         landed, warnings = await self._write(api, live, run.executed, write_lock)
         return dataclasses.replace(run, landed_text=landed, write_warnings=warnings)
 
+    async def evaluate(
+        self, path: str, code: str, *, timeout_s: float = DEFAULT_TIMEOUT_S
+    ) -> KernelRun:
+        """Run `code` in the notebook's kernel once it is idle (a person's running cell is
+        never interrupted); nothing is written, no cell of the open document changes."""
+        timeout_s = checked_timeout(timeout_s)
+        api = self.contents.resolve(path)
+        kernel, notes = await self._kernel_for(api)
+        async with kernel.lock:
+            notes += await self._check_alive(kernel, api)
+            done = await execute_cells(
+                kernel,
+                [CellToRun(EVAL_CELL, code)],
+                timeout_s=timeout_s,
+                wait_turn=kernel.wait_turn,
+            )
+        runs = done.runs
+        if done.kernel is not KernelOutcome.USABLE:
+            kernel.dead_reported = done.kernel is KernelOutcome.DIED
+            runs = _with_note(runs, _AFTERMATH[done.kernel])
+        return KernelRun(path=api, kernel=kernel.name, cells=runs, notes=notes)
+
+    async def control(self, path: str, action: KernelAction) -> KernelState:
+        """Status, interrupt or restart of the notebook's session kernel, through the server's
+        kernel manager (as JupyterLab's buttons do); never starts a kernel."""
+        api = self.contents.resolve(path)
+        kernel_id = await self._existing_kernel(api)
+        if kernel_id is None:
+            return KernelState(api, None, None, "none")
+        manager = self._manager(kernel_id)
+        name = str(manager.kernel_name)
+        state = str(getattr(manager, "execution_state", "idle"))
+        notes: tuple[str, ...] = ()
+        if action is KernelAction.INTERRUPT:
+            await ensure_async(self.kernel_manager.interrupt_kernel(kernel_id))
+            notes = ("sent an interrupt to the kernel",)
+        elif action is KernelAction.RESTART:
+            await ensure_async(self.kernel_manager.restart_kernel(kernel_id))
+            notes = (f"restarted the {name} kernel: variables defined before are gone",)
+        return KernelState(api, name, self._language(name), state, notes)
+
+    def _language(self, name: str) -> str | None:
+        try:
+            return str(self.kernel_spec_manager.get_kernel_spec(name).language)
+        except Exception:  # a kernelspec removed since the kernel started
+            return None
+
     async def close(self) -> None:
         """Disconnect from the kernels (they belong to the server and keep running)."""
         kernels, self._kernels = list(self._kernels.values()), {}
@@ -270,8 +319,8 @@ class ServerKernelRunner:
                 self._kernels[kernel_id] = kernel
             return kernel, notes
 
-    async def _session_kernel(self, api: str) -> tuple[str, tuple[str, ...]]:
-        """The kernel id of the notebook's session, creating the session when there is none."""
+    async def _existing_kernel(self, api: str) -> str | None:
+        """The kernel id of the notebook's session, if it has one."""
         sessions = await ensure_async(self.session_manager.list_sessions())
         for drive_prefix_allowed in (False, True):
             for session in sessions:
@@ -279,7 +328,14 @@ class ServerKernelRunner:
                 if kernel_id not in self.kernel_manager:
                     continue
                 if _session_path(session, drive_prefix_allowed) == api:
-                    return str(kernel_id), ()
+                    return str(kernel_id)
+        return None
+
+    async def _session_kernel(self, api: str) -> tuple[str, tuple[str, ...]]:
+        """The kernel id of the notebook's session, creating the session when there is none."""
+        existing = await self._existing_kernel(api)
+        if existing is not None:
+            return existing, ()
         name = await self._kernel_name(api)
         model = await ensure_async(
             self.session_manager.create_session(

@@ -41,6 +41,8 @@ from .errors import (
 )
 from .requests import (
     EditRequest,
+    EvalRequest,
+    KernelRequest,
     OutputsRequest,
     ReadRequest,
     RunRequest,
@@ -64,6 +66,8 @@ __all__ = [
     "ChangedDuringWriteError",
     "DirectoryWorkspace",
     "EditRequest",
+    "EvalRequest",
+    "KernelRequest",
     "OutputsRequest",
     "ReadRequest",
     "RestWorkspace",

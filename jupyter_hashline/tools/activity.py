@@ -74,7 +74,7 @@ class ActivityRecord:
     op: str
     at_ms: int
     who: str
-    source: str  # the route that made it: "patch" or "write"
+    source: str  # the route that made it: "patch", "write", "run" or "eval"
     header_before: str
     header_after: str
     diff: str
@@ -371,6 +371,31 @@ class ActivityLog:
                 warnings=tuple(warnings),
                 cells=tuple(run.cell for run in entries),
                 runs=entries,
+            )
+            self._next_id += 1
+            self._records.append(entry)
+        self._announce(entry)
+        return entry
+
+    def record_eval(
+        self, *, path: str, who: str, header: str, code: str, runs: Iterable[RunEntry]
+    ) -> ActivityRecord:
+        """Add one evaluation of `code` in notebook `path`'s kernel (nothing changed in the
+        file): op `run`, source `eval`, the code as the diff."""
+        with self._lock:
+            entry = ActivityRecord(
+                id=self._next_id,
+                path=path,
+                op="run",
+                at_ms=self._clock_ms(),
+                who=who,
+                source="eval",
+                header_before=header,
+                header_after=header,
+                diff=code,
+                warnings=(),
+                cells=(),
+                runs=tuple(runs),
             )
             self._next_id += 1
             self._records.append(entry)

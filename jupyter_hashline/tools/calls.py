@@ -11,16 +11,20 @@ Invariants:
   does not know) propagate.
 - `reply` is the REST API's JSON reply for the call (the same fields on every workspace), so a
   REST handler writes it as it is.
+- `images` are the figures attached to the call (outputs and runs asked with `images`); the
+  text has one line per image output saying which were attached and why others were not, and
+  the reply lists the attached ones under `images`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from ..hashline.errors import HashlineError
 from ..hashline.results import PatchResult
+from ..notebook import Figure, Figures
 from .activity import ActivityRecord
 from .catalog import TOOL_NAMES, spec_for
 from .errors import BadArgumentsError, UnknownToolError
@@ -41,6 +45,19 @@ class ToolOutcome:
     reply: Mapping[str, Any] = field(default_factory=dict)
     result: PatchResult | None = None  # the engine's result, when this process ran the edit
     activity: tuple[ActivityRecord, ...] = ()  # the edits this call recorded
+    images: tuple[Figure, ...] = ()  # the figures attached (see the module docstring)
+
+    def with_figures(self, figures: Figures) -> ToolOutcome:
+        """This outcome with `figures` attached: their lines added to the text (and the
+        reply's `text`), the attached ones under the reply's `images`."""
+        lines = figures.lines()
+        text = "\n".join([self.text, *lines]) if lines else self.text
+        reply = {
+            **self.reply,
+            "text": text,
+            "images": [figure.to_json() for figure in figures.attached],
+        }
+        return replace(self, text=text, reply=reply, images=figures.attached)
 
     @classmethod
     def failure(

@@ -26,7 +26,15 @@ from typing import Any
 from ..hashline.edits import EditOp
 from ..kernels.runner import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S
 from ..notebook import LAYOUTS
-from .requests import EditRequest, OutputsRequest, ReadRequest, RunRequest, WriteRequest
+from .requests import (
+    EditRequest,
+    EvalRequest,
+    KernelRequest,
+    OutputsRequest,
+    ReadRequest,
+    RunRequest,
+    WriteRequest,
+)
 
 __all__ = [
     "CATALOG",
@@ -60,6 +68,7 @@ class FieldKind(Enum):
     NAMES = "names"  # a list of non-empty strings (REST: comma-separated)
     JSON_EDITS = "json_edits"  # the JSON edit form
     LAYOUT = "layout"  # how a notebook file is laid out when written: keep | nbformat
+    FLAG = "flag"  # true or false (REST query: "true" / "false")
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,6 +231,8 @@ def _kind_schema(kind: FieldKind) -> dict[str, Any]:
     if kind is FieldKind.NAMES:
         item = {"type": "string", "minLength": 1, "description": "One id."}
         return {"type": "array", "items": item}
+    if kind is FieldKind.FLAG:
+        return {"type": "boolean"}
     section = _section_schema()
     several = {
         "type": "array",
@@ -345,6 +356,16 @@ WRITE = ToolSpec(
     ),
 )
 
+_IMAGES_TEXT = (
+    "true to also get PNG and JPEG outputs as images, at most 1024 px on their longest side, "
+    "each named by its cell and output number [N]; SVG and images over the size caps stay "
+    "placeholders with the reason; default true over MCP, false elsewhere"
+)
+_IMAGES_FIELD = (
+    "Also return PNG/JPEG outputs as images (default: true over MCP, false over REST and the "
+    "command line)."
+)
+
 OUTPUTS = ToolSpec(
     name="notebook_outputs",
     title="Show a cell's outputs",
@@ -353,7 +374,7 @@ OUTPUTS = ToolSpec(
         "and other binary data as sized placeholders, errors without colour codes. Arguments: "
         "path (required), cell (required: the id in the cell's marker line "
         f"`# %% [code] id=ID`), max_chars (optional, a whole number >= 1; default "
-        f"{DEFAULT_OUTPUT_CHARS})."
+        f"{DEFAULT_OUTPUT_CHARS}), images (optional: " + _IMAGES_TEXT + ")."
     ),
     fields=(
         Field("path", FieldKind.PATH, "The notebook.", required=True),
@@ -363,6 +384,7 @@ OUTPUTS = ToolSpec(
             FieldKind.POSITIVE_INT,
             f"Clip the text to this many characters (default {DEFAULT_OUTPUT_CHARS}).",
         ),
+        Field("images", FieldKind.FLAG, _IMAGES_FIELD),
     ),
     request=OutputsRequest,
     method="outputs",
@@ -391,12 +413,14 @@ RUN = ToolSpec(
         f"{MAX_TIMEOUT_S:g}, default {DEFAULT_TIMEOUT_S:g}; a cell still running then is "
         "interrupted and reports timeout); max_chars (optional: clip each cell's output text "
         f"to this many characters, default {DEFAULT_OUTPUT_CHARS}). Cells run one after "
-        "another in the notebook's kernel (variables persist between calls) and stop at the "
+        "another in the notebook's kernel (variables persist between calls in a Jupyter server "
+        "or an MCP session; a command-line call on a folder starts a fresh kernel and its "
+        "reply says so) and stop at the "
         "first that does not end ok. The reply starts with the notebook's new header, then "
         "gives per cell its status (ok; error: it raised; timeout; busy: the kernel stayed "
         "busy with someone else's work; skipped: an earlier cell did not end ok), execution "
         "count, duration and outputs as text (images as placeholders). The outputs are saved "
-        "in the notebook."
+        "in the notebook. images (optional: " + _IMAGES_TEXT + ")."
     ),
     fields=(
         Field(
@@ -426,6 +450,7 @@ RUN = ToolSpec(
             f"Clip each cell's output text to this many characters (default "
             f"{DEFAULT_OUTPUT_CHARS}).",
         ),
+        Field("images", FieldKind.FLAG, _IMAGES_FIELD),
     ),
     request=RunRequest,
     method="run",
@@ -437,7 +462,84 @@ RUN = ToolSpec(
     ),
 )
 
-CATALOG: tuple[ToolSpec, ...] = (READ, EDIT, WRITE, OUTPUTS, RUN)
+EVAL = ToolSpec(
+    name="notebook_eval",
+    title="Evaluate code in a notebook's kernel",
+    description=(
+        "Run a snippet of code in a notebook's kernel without adding a cell: inspect a "
+        "variable, check a dataframe's shape, try an expression. It sees the variables the "
+        "notebook's cells defined in that kernel and may change them; the notebook file is "
+        "never changed (no cell, no output is written). Arguments: path (required: the "
+        "notebook); code (required: the code to run); timeout_s (optional: seconds it may "
+        f"run, 1 to {MAX_TIMEOUT_S:g}, default {DEFAULT_TIMEOUT_S:g}; then it is "
+        "interrupted); max_chars (optional: clip its output text, default "
+        f"{DEFAULT_OUTPUT_CHARS}); images (optional: " + _IMAGES_TEXT + "). The reply gives "
+        "its status (ok, error, timeout, busy), execution count and outputs as text."
+    ),
+    fields=(
+        Field(
+            "path", FieldKind.PATH, "The notebook (.ipynb), relative to the root.", required=True
+        ),
+        Field("code", FieldKind.TEXT, "The code to run in the notebook's kernel.", required=True),
+        Field(
+            "timeout_s",
+            FieldKind.SECONDS,
+            f"Seconds the code may run before it is interrupted (1 to {MAX_TIMEOUT_S:g}, "
+            f"default {DEFAULT_TIMEOUT_S:g}).",
+        ),
+        Field(
+            "max_chars",
+            FieldKind.POSITIVE_INT,
+            f"Clip the output text to this many characters (default {DEFAULT_OUTPUT_CHARS}).",
+        ),
+        Field("images", FieldKind.FLAG, _IMAGES_FIELD),
+    ),
+    request=EvalRequest,
+    method="eval",
+    # Code runs with the kernel's rights and may change its variables: as destructive as a run.
+    annotations=Annotations(read_only=False, destructive=True, idempotent=False),
+    rest=RestRoute(
+        "eval",
+        "POST",
+        "EvalRequest",
+        "EvalResponse",
+        "text",
+        "Run code in a notebook's kernel without adding a cell",
+    ),
+)
+
+KERNEL = ToolSpec(
+    name="notebook_kernel",
+    title="Check, interrupt or restart a notebook's kernel",
+    description=(
+        "Ask what a notebook's kernel is doing, or interrupt or restart it. Arguments: path "
+        "(required: the notebook); action (required: status, interrupt or restart). status "
+        "says whether it is idle or busy and with whose work (an agent's run or eval, or an "
+        "execution not started through these tools, such as a person's cell), its language "
+        "and the last execution count seen; it never starts a kernel. interrupt stops what "
+        "is running; restart starts the kernel afresh (every variable is gone). Both say "
+        "whose execution they stopped."
+    ),
+    fields=(
+        Field(
+            "path", FieldKind.PATH, "The notebook (.ipynb), relative to the root.", required=True
+        ),
+        Field("action", FieldKind.NAME, "status, interrupt or restart.", required=True),
+    ),
+    request=KernelRequest,
+    method="kernel",
+    annotations=Annotations(read_only=False, destructive=True, idempotent=False),
+    rest=RestRoute(
+        "kernel",
+        "POST",
+        "KernelRequest",
+        "KernelResponse",
+        "text",
+        "Check, interrupt or restart a notebook's kernel",
+    ),
+)
+
+CATALOG: tuple[ToolSpec, ...] = (READ, EDIT, WRITE, OUTPUTS, RUN, EVAL, KERNEL)
 TOOL_NAMES: tuple[str, ...] = tuple(spec.name for spec in CATALOG)
 TOOL_SPECS: tuple[Mapping[str, Any], ...] = tuple(spec.prompt_spec() for spec in CATALOG)
 
@@ -467,6 +569,8 @@ def _query_schema(field: Field) -> dict[str, Any]:
         schema = {"type": "string", "pattern": _POSITIVE_DECIMAL}
     elif kind is FieldKind.NAMES:
         return {"type": "string", "description": field.description + " Comma-separated."}
+    elif kind is FieldKind.FLAG:
+        schema = {"type": "string", "enum": ["true", "false"]}
     elif kind is FieldKind.JSON_EDITS:
         raise ValueError(f"{field.name}: the JSON edit form cannot travel in a query string")
     else:

@@ -17,7 +17,9 @@ from typing import Any
 
 __all__ = [
     "EditRequest",
+    "EvalRequest",
     "JsonEdits",
+    "KernelRequest",
     "OutputsRequest",
     "ReadRequest",
     "RunRequest",
@@ -82,12 +84,14 @@ class WriteRequest(_Arguments):
 
 @dataclass(frozen=True, slots=True)
 class OutputsRequest(_Arguments):
-    """The outputs of cell `cell` of notebook `path`, text clipped to `max_chars`."""
+    """The outputs of cell `cell` of notebook `path`, text clipped to `max_chars`; with
+    `images`, its PNG/JPEG outputs as figures too."""
 
     agent: str
     path: str
     cell: str
     max_chars: int | None = None
+    images: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +99,8 @@ class RunRequest(_Arguments):
     """Run code cells of notebook `path` whose sources are as the agent saw them at `tag`.
 
     `cells` names the cells in the order to run them (None: the code cells the agent's last
-    edit of the notebook touched); `timeout_s` limits each cell, `max_chars` each cell's text.
+    edit of the notebook touched); `timeout_s` limits each cell, `max_chars` each cell's text;
+    with `images`, the cells' PNG/JPEG outputs come back as figures too.
     """
 
     agent: str
@@ -104,6 +109,37 @@ class RunRequest(_Arguments):
     cells: tuple[str, ...] | None = None
     timeout_s: float | None = None
     max_chars: int | None = None
+    images: bool | None = None
 
 
-ToolRequest = ReadRequest | EditRequest | WriteRequest | OutputsRequest | RunRequest
+@dataclass(frozen=True, slots=True)
+class EvalRequest(_Arguments):
+    """Run `code` in the kernel of notebook `path` without adding a cell; `timeout_s` limits
+    it, `max_chars` its output text; with `images`, its PNG/JPEG outputs come back too."""
+
+    agent: str
+    path: str
+    code: str
+    timeout_s: float | None = None
+    max_chars: int | None = None
+    images: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class KernelRequest(_Arguments):
+    """`action` (status, interrupt or restart) on the kernel of notebook `path`."""
+
+    agent: str
+    path: str
+    action: str
+
+
+ToolRequest = (
+    ReadRequest
+    | EditRequest
+    | WriteRequest
+    | OutputsRequest
+    | RunRequest
+    | EvalRequest
+    | KernelRequest
+)

@@ -9,7 +9,11 @@ feed; a notebook open in JupyterLab with collaboration is edited live.
 `base_path` maps a folder under the server root to this client's root (a kernel whose working
 directory is a sub-folder of the server root): paths the agent sends are joined to it, the
 server's replies name them back relative to it, so an agent sees the same paths as it would
-editing that folder directly.
+editing that folder directly. Only paths are mapped, never file text: path fields (`path`),
+header fields (`header`, `header_before`, `header_after`), the prose of messages, warnings and
+notes (numbered rows of file text inside them are left alone), and in a reply's text only its
+header and `warning:`/`note:` lines. Views, previews, diffs, outputs and rows stay as the
+server sent them, so an agent that echoes a line writes exactly what the file holds.
 
 A run (`notebook_run`) waits for its reply without a read timeout: the server bounds every
 cell by the run's own `timeout_s`, and the cells of one call run one after the other.
@@ -24,13 +28,15 @@ from __future__ import annotations
 
 import asyncio
 import posixpath
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import httpx
 
 from ..hashline.errors import HashlineError
 from ..hashline.parse import parse_patch
+from ..notebook import Figure
 from .activity import ActivityRecord
 from .calls import ToolOutcome
 from .catalog import CATALOG, FieldKind, ToolSpec
@@ -40,6 +46,12 @@ __all__ = ["AGENT_HEADER", "UNREACHABLE", "RestWorkspace"]
 
 AGENT_HEADER = "X-Hashline-Agent"
 UNREACHABLE = "unreachable"
+
+_PATH_KEYS = frozenset({"path", "header", "header_before", "header_after"})
+_PROSE_KEYS = frozenset({"message", "warnings", "notes", "note", "banner"})
+_TEXT_KEYS = frozenset({"text", "view"})
+_NOTE_PREFIXES = ("warning: ", "note: ", "recovered: ")
+_ROW = re.compile(r"[ *]?\d+:")
 
 
 class RestWorkspace:
@@ -67,14 +79,14 @@ class RestWorkspace:
     async def call(self, request: ToolRequest) -> ToolOutcome:
         spec = next(spec for spec in CATALOG if isinstance(request, spec.request))
         try:
-            arguments, paths = self._outward(spec, request)
+            arguments = self._outward(spec, request)
         except HashlineError as err:
             return ToolOutcome.failure(err)
         try:
             response = await self._send(spec, arguments, request.agent, self._timeout(request))
         except httpx.HTTPError as err:
             return ToolOutcome.error(self._unreachable(err), UNREACHABLE, 503)
-        return self._outcome(spec, response, paths)
+        return self._outcome(spec, response)
 
     async def aclose(self) -> None:
         if self._client is not None and self._loop is asyncio.get_running_loop():
@@ -111,9 +123,7 @@ class RestWorkspace:
             return httpx.Timeout(self._timeout_s, read=None)
         return httpx.Timeout(self._timeout_s)
 
-    def _outcome(
-        self, spec: ToolSpec, response: httpx.Response, paths: Mapping[str, str]
-    ) -> ToolOutcome:
+    def _outcome(self, spec: ToolSpec, response: httpx.Response) -> ToolOutcome:
         try:
             payload = response.json()
         except ValueError:
@@ -124,14 +134,15 @@ class RestWorkspace:
                 "jupyter_hashline extension enabled on it? (`jupyter server extension list`)"
             )
             return ToolOutcome.error(text, f"http_{response.status_code}", response.status_code)
-        payload = _inward(payload, paths)
+        payload = self._inward(payload)
         if response.is_error:
             message = str(payload.get("message") or f"HTTP {response.status_code}")
             kind = str(payload.get("error") or "http_error")
             return ToolOutcome.error(message, kind, response.status_code)
         records = tuple(ActivityRecord.from_json(r) for r in payload.get("activity", ()))
+        images = tuple(Figure.from_json(image) for image in payload.get("images", ()))
         text = str(payload.get(spec.rest.text_key, ""))
-        return ToolOutcome(text, reply=payload, activity=records)
+        return ToolOutcome(text, reply=payload, activity=records, images=images)
 
     def _unreachable(self, err: httpx.HTTPError) -> str:
         return (
@@ -141,50 +152,69 @@ class RestWorkspace:
 
     # -- paths under base_path -----------------------------------------------------------------
 
-    def _outward(
-        self, spec: ToolSpec, request: ToolRequest
-    ) -> tuple[dict[str, Any], dict[str, str]]:
-        """The arguments to send, and server path -> agent path for the paths they name."""
+    def _outward(self, spec: ToolSpec, request: ToolRequest) -> dict[str, Any]:
+        """The arguments to send, their paths joined to `base_path`."""
         arguments = request.arguments()
         if not self.base_path:
-            return arguments, {}
-        paths: dict[str, str] = {}
+            return arguments
         for field in spec.fields:
             if field.kind is FieldKind.PATH and field.name in arguments:
-                arguments[field.name] = self._join(arguments[field.name], paths)
+                arguments[field.name] = self._join(arguments[field.name])
         if isinstance(request, EditRequest):
             sections = [section.to_json() for section in parse_patch(request.edit)]
             for section in sections:
-                section["path"] = self._join(str(section["path"]), paths)
+                section["path"] = self._join(str(section["path"]))
             arguments = {"edits": sections}
-        return arguments, paths
+        return arguments
 
-    def _join(self, path: str, paths: dict[str, str]) -> str:
-        joined = posixpath.normpath(posixpath.join(self.base_path, path.lstrip("/")))
-        paths[joined] = path
-        return joined
+    def _join(self, path: str) -> str:
+        return posixpath.normpath(posixpath.join(self.base_path, path.lstrip("/")))
+
+    def _inward(self, node: Any, key: str = "") -> Any:
+        """`node` with the server paths it names (see the module docstring) named back relative
+        to `base_path`; everything else as sent."""
+        if not self.base_path:
+            return node
+        if isinstance(node, dict):
+            return {name: self._inward(value, name) for name, value in node.items()}
+        if isinstance(node, list):
+            return [self._inward(item, key) for item in node]
+        if not isinstance(node, str):
+            return node
+        if key in _PATH_KEYS:
+            return _strip_folder(node, self.base_path)
+        if key in _PROSE_KEYS:
+            return _map_lines(node, self.base_path, _is_prose)
+        if key in _TEXT_KEYS:
+            return _map_lines(node, self.base_path, self._is_reply_line)
+        return node
+
+    def _is_reply_line(self, line: str) -> bool:
+        """A line of a reply's text that is the reply's own: its header or a warning/note."""
+        return line.startswith((f"[{self.base_path}/", *_NOTE_PREFIXES))
 
 
 def _query_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, (list, tuple)):
         return ",".join(str(item) for item in value)
     return str(value)
 
 
-def _inward(node: Any, paths: Mapping[str, str]) -> Any:
-    """`node` with every server path named back as the agent's path (longest first)."""
-    if not paths:
-        return node
-    if isinstance(node, dict):
-        return {key: _inward(value, paths) for key, value in node.items()}
-    if isinstance(node, list):
-        return [_inward(item, paths) for item in node]
-    if isinstance(node, str):
-        return _replace_all(node, sorted(paths.items(), key=lambda kv: -len(kv[0])))
-    return node
+def _strip_folder(text: str, folder: str) -> str:
+    """Every `folder/` that starts a path in `text` (at the start, after a space, bracket,
+    parenthesis or quote) removed."""
+    return re.sub(r"(?:^|(?<=[\s\[(\"'`]))" + re.escape(folder + "/"), "", text)
 
 
-def _replace_all(text: str, pairs: Iterable[tuple[str, str]]) -> str:
-    for server_path, agent_path in pairs:
-        text = text.replace(server_path, agent_path)
-    return text
+def _is_prose(line: str) -> bool:
+    """Not a numbered row of file text (`7:...`, `*7:...`, ` 7:...`)."""
+    return _ROW.match(line) is None
+
+
+def _map_lines(text: str, folder: str, mapped: Callable[[str], bool]) -> str:
+    if folder + "/" not in text:
+        return text
+    lines = text.split("\n")
+    return "\n".join(_strip_folder(line, folder) if mapped(line) else line for line in lines)

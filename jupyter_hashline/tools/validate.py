@@ -167,6 +167,18 @@ def _layout(spec: ToolSpec, field: Field, raw: Any) -> str:
     return str(raw)
 
 
+def _flag(spec: ToolSpec, field: Field, raw: Any) -> bool:
+    if not isinstance(raw, bool):
+        raise _wrong(spec, field, raw)
+    return raw
+
+
+def _flag_text(spec: ToolSpec, field: Field, raw: str) -> bool:
+    if raw not in ("true", "false"):
+        raise _wrong(spec, field, raw)
+    return raw == "true"
+
+
 def _unsupported(spec: ToolSpec, field: Field, raw: Any) -> Any:
     raise _bad(spec, f"`{field.name}` cannot be sent in a query string; send a JSON body")
 
@@ -184,6 +196,7 @@ _JSON: dict[FieldKind, Converter] = {
     FieldKind.NAMES: _names,
     FieldKind.JSON_EDITS: _json_edits,
     FieldKind.LAYOUT: _layout,
+    FieldKind.FLAG: _flag,
 }
 _QUERY: dict[FieldKind, Converter] = {
     **_JSON,
@@ -191,6 +204,7 @@ _QUERY: dict[FieldKind, Converter] = {
     FieldKind.POSITIVE_NUMBER: _positive_number_text,
     FieldKind.SECONDS: _seconds_text,
     FieldKind.JSON_EDITS: _unsupported,
+    FieldKind.FLAG: _flag_text,
 }
 
 _EXPECTED = {
@@ -204,6 +218,7 @@ _EXPECTED = {
     FieldKind.NAMES: "a list of strings (ids)",
     FieldKind.JSON_EDITS: "the JSON form: an object {path, tag, edits} or a list of them",
     FieldKind.LAYOUT: "keep or nbformat",
+    FieldKind.FLAG: "true or false",
 }
 
 

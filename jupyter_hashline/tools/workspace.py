@@ -24,12 +24,17 @@ Invariants:
 - No cell runs unless the gate cleared it; a workspace whose runs are refused (`run_refusal`)
   or that has no runner answers `RunNotAllowedError` / `RunUnavailableError` before reading
   anything. The workspace owns its runner: `aclose()` closes it (its kernels shut down).
+- An eval runs only the code its request carries, in the notebook's kernel, and writes
+  nothing; it, and `kernel` (status, interrupt, restart), are refused exactly where runs are.
+  The runs and evals in flight are recorded per notebook (`executions`), so an interrupt or
+  restart says whose work it stopped.
 - An edit or write that hits `ChangedDuringWriteError` (a live document changed under it,
   nothing written) is run again, up to `write_attempts` times, as the stale edit it now is.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -42,15 +47,30 @@ from ..hashline.recovery import carry_lines
 from ..hashline.results import PartialWriteError, PatchResult
 from ..hashline.store import SnapshotStore
 from ..hashline.text import line_count, section_tag
-from ..kernels import DEFAULT_TIMEOUT_S, CellRunner, KernelRun, NotRunnableError
-from ..notebook import NotebookFilesystem, layout_for_call
+from ..kernels import (
+    DEFAULT_TIMEOUT_S,
+    CellRunner,
+    KernelAction,
+    KernelRun,
+    NotRunnableError,
+)
+from ..notebook import NotebookFilesystem, collect_figures, layout_for_call
 from ..notebook.filesystem import is_notebook_path
 from .activity import ActivityLog, ActivityRecord
 from .calls import ToolOutcome
 from .catalog import CATALOG, DEFAULT_OUTPUT_CHARS
-from .errors import ChangedDuringWriteError, RunNotAllowedError, RunUnavailableError
+from .errors import (
+    BadArgumentsError,
+    ChangedDuringWriteError,
+    RunNotAllowedError,
+    RunUnavailableError,
+)
+from .evals import eval_reply
+from .kernel_control import Executions, kernel_reply
 from .requests import (
     EditRequest,
+    EvalRequest,
+    KernelRequest,
     OutputsRequest,
     ReadRequest,
     RunRequest,
@@ -98,6 +118,7 @@ class Workspace:
         self.runner = runner
         self.run_refusal = run_refusal
         self.touched = TouchedCells()
+        self.executions = Executions()
 
     # -- the tools -----------------------------------------------------------------------------
 
@@ -141,7 +162,12 @@ class Workspace:
             max_chars = request.max_chars or DEFAULT_OUTPUT_CHARS
             async with self.locks.hold([await self.fs.canonical_path(path)]):
                 text = await self.fs.outputs(path, request.cell, max_chars=max_chars)
-            return ToolOutcome(text, reply={"path": path, "cell": request.cell, "text": text})
+                listed = await self.fs.output_list(path, request.cell) if request.images else ()
+            outcome = ToolOutcome(text, reply={"path": path, "cell": request.cell, "text": text})
+            if not request.images:
+                return outcome
+            figures = await asyncio.to_thread(collect_figures, [(request.cell, listed)])
+            return outcome.with_figures(figures)
 
         return await _guarded(work)
 
@@ -153,13 +179,61 @@ class Workspace:
                 raise NotRunnableError(_not_runnable(path))
             key = await self.fs.canonical_path(path)
             passed = await self._judge(request, path, key)
-            run = await runner.run(
-                path,
-                passed.plan.cells,
-                timeout_s=request.timeout_s or DEFAULT_TIMEOUT_S,
-                write_lock=lambda: self.locks.hold([key]),
+            cells = [cell.cell_id for cell in passed.plan.cells]
+            with self.executions.running(key, request.agent, "run of cells " + ", ".join(cells)):
+                run = await runner.run(
+                    path,
+                    passed.plan.cells,
+                    timeout_s=request.timeout_s or DEFAULT_TIMEOUT_S,
+                    write_lock=lambda: self.locks.hold([key]),
+                )
+            self.executions.saw(key, run)
+            return await _with_figures(self._ran(request, path, key, passed, run), run, request)
+
+        return await _guarded(work)
+
+    async def eval(self, request: EvalRequest) -> ToolOutcome:
+        async def work() -> ToolOutcome:
+            runner = self._runner()
+            path = self._resolve(request.path)
+            if not is_notebook_path(path) or not self.fs.hashline:
+                raise NotRunnableError(_no_kernel(path))
+            key = await self.fs.canonical_path(path)
+            async with self.locks.hold([key]):
+                header = messages.header(path, section_tag(await self._live_text(path)))
+            timeout_s = request.timeout_s or DEFAULT_TIMEOUT_S
+            with self.executions.running(key, request.agent, "eval"):
+                run = await runner.evaluate(path, request.code, timeout_s=timeout_s)
+            self.executions.saw(key, run)
+            record = self.activity.record_eval(
+                path=path, who=request.agent, header=header, code=request.code,
+                runs=run_entries(run),
+            )  # fmt: skip
+            max_chars = request.max_chars or DEFAULT_OUTPUT_CHARS
+            text, reply = eval_reply(
+                run, path=path, header=header, max_chars=max_chars, record=record
             )
-            return self._ran(request, path, key, passed, run)
+            outcome = ToolOutcome(text, reply=reply, activity=(record,))
+            return await _with_figures(outcome, run, request)
+
+        return await _guarded(work)
+
+    async def kernel(self, request: KernelRequest) -> ToolOutcome:
+        async def work() -> ToolOutcome:
+            action = _kernel_action(request.action)
+            runner = self._runner()
+            path = self._resolve(request.path)
+            if not is_notebook_path(path) or not self.fs.hashline:
+                raise NotRunnableError(_no_kernel(path, "Nothing was done"))
+            key = await self.fs.canonical_path(path)
+            await self._live_text(path)  # a missing notebook is a clear error
+            ours = self.executions.first(key)
+            state = await runner.control(path, action)
+            count = self.executions.count(key)
+            if action is KernelAction.RESTART and state.exists:
+                self.executions.forget_count(key)
+            text, reply = kernel_reply(state, action, ours, count)
+            return ToolOutcome(text, reply=reply)
 
         return await _guarded(work)
 
@@ -256,15 +330,19 @@ class Workspace:
             )
         return self.runner
 
+    async def _live_text(self, path: str) -> str:
+        """The notebook's text now; a missing file is a clear error saying nothing ran."""
+        try:
+            return await self.fs.read_text(path)
+        except Exception as err:
+            if is_not_found(err) and not isinstance(err, HashlineError):
+                raise NotFoundError(path, f"File not found: {path}. Nothing ran.") from err
+            raise
+
     async def _judge(self, request: RunRequest, path: str, key: str) -> GatePassed:
         """The gate's verdict, under the notebook's lock (released before any cell runs)."""
         async with self.locks.hold([key]):
-            try:
-                live_text = await self.fs.read_text(path)
-            except Exception as err:
-                if is_not_found(err) and not isinstance(err, HashlineError):
-                    raise NotFoundError(path, f"File not found: {path}. Nothing ran.") from err
-                raise
+            live_text = await self._live_text(path)
             gate = RunGate(self.store, self.seen_lines)
             touched = self.touched.get(request.agent, key)
             return gate.judge(request, path=path, key=key, live_text=live_text, touched=touched)
@@ -306,6 +384,17 @@ class Workspace:
         return tag, ()
 
 
+async def _with_figures(
+    outcome: ToolOutcome, run: KernelRun, request: RunRequest | EvalRequest
+) -> ToolOutcome:
+    """`outcome` with the figures of `run` when the request asked for images (decoded and
+    downscaled in a worker thread: never on the event loop)."""
+    if not request.images:
+        return outcome
+    cells = [(cell.cell_id, cell.outputs) for cell in run.cells]
+    return outcome.with_figures(await asyncio.to_thread(collect_figures, cells))
+
+
 async def _guarded(work: Work) -> ToolOutcome:
     try:
         return await work()
@@ -319,6 +408,23 @@ def _not_runnable(path: str) -> str:
         "has no cells to run. Only .ipynb notebooks run (on a server whose projection is "
         "'hashline')."
     )
+
+
+def _no_kernel(path: str, what: str = "Eval refused, nothing ran") -> str:
+    return (
+        f"{what}: {path} is not a notebook shown as cell-marked text, so it has no kernel. "
+        "Name an .ipynb notebook (on a server whose projection is 'hashline')."
+    )
+
+
+def _kernel_action(action: str) -> KernelAction:
+    try:
+        return KernelAction(action.strip().lower())
+    except ValueError:
+        raise BadArgumentsError(
+            f"notebook_kernel: `action` must be status, interrupt or restart, not {action!r}. "
+            "Nothing was done."
+        ) from None
 
 
 def _runs(lines: frozenset[int]) -> list[list[int]]:

@@ -104,7 +104,7 @@ export interface WriteRequest {
 
 export type WriteResponse = PatchResponse;
 
-/** GET outputs?path=PATH&cell=CELL[&max_chars=...] */
+/** GET outputs?path=PATH&cell=CELL[&max_chars=...&images=...] */
 export interface OutputsQuery {
   /** The notebook. */
   path: string;
@@ -112,6 +112,8 @@ export interface OutputsQuery {
   cell: string;
   /** Clip the text to this many characters (default 4000). */
   max_chars?: string;
+  /** Also return PNG/JPEG outputs as images (default: true over MCP, false over REST and the command line). */
+  images?: "true" | "false";
 }
 
 export interface OutputsResponse {
@@ -119,6 +121,21 @@ export interface OutputsResponse {
   cell: string;
   /** The cell's outputs as text: clipped, images as sized placeholders, never base64. */
   text: string;
+  /** Present when `images` was asked: the PNG/JPEG outputs attached as images (longest side at most 1024 px, size-capped), each named by its cell and output number [N] as in the text. */
+  images?: Figure[];
+}
+
+/** One output image attached for a multimodal agent. */
+export interface Figure {
+  /** The id of the cell that drew it. */
+  cell: string;
+  /** Its output number, [N] in the text. */
+  output_index: number;
+  mime: "image/png" | "image/jpeg";
+  /** The image, base64-encoded. */
+  data: string;
+  width: number;
+  height: number;
 }
 
 /** POST run: run notebook cells. */
@@ -133,6 +150,8 @@ export interface RunRequest {
   timeout_s?: number;
   /** Clip each cell's output text to this many characters (default 4000). */
   max_chars?: number;
+  /** Also return PNG/JPEG outputs as images (default: true over MCP, false over REST and the command line). */
+  images?: boolean;
 }
 
 /** The cells that ran (in the order asked), the notebook's new header, and the reply for the agent. */
@@ -151,6 +170,46 @@ export interface RunResponse {
   text: string;
   /** The run as recorded in the activity feed. */
   activity: ActivityRecord[];
+  /** Present when `images` was asked: the PNG/JPEG outputs attached as images (longest side at most 1024 px, size-capped), each named by its cell and output number [N] as in the text. */
+  images?: Figure[];
+}
+
+/** Code run in a notebook's kernel without a cell: its run (cell '(eval)'), the notebook's unchanged header, and the reply for the agent. */
+export interface EvalResponse {
+  path: string;
+  header: Header;
+  /** The kernelspec the code ran in, e.g. python3. */
+  kernel: string;
+  /** One entry, cell '(eval)': the code's status and outputs. */
+  cells: CellRunReply[];
+  notes: string[];
+  warnings: string[];
+  /** The reply for the agent: the header, the status and outputs as text, notes. */
+  text: string;
+  /** The evaluation as recorded in the activity feed. */
+  activity: ActivityRecord[];
+  /** Present when `images` was asked: the PNG/JPEG outputs attached as images (longest side at most 1024 px, size-capped), each named by its cell and output number [N] as in the text. */
+  images?: Figure[];
+}
+
+/** A notebook's kernel as it was when asked, and what the action did (interrupt and restart say whose execution they stopped). */
+export interface KernelResponse {
+  path: string;
+  action: "status" | "interrupt" | "restart";
+  /** The kernelspec name; null when the notebook has no kernel. */
+  kernel: string | null;
+  language: string | null;
+  /** idle, busy, starting, dead, or none (no kernel). */
+  state: string;
+  /** What was running: an agent's run or eval, or an execution not started through jupyter-hashline (a person's cell); null when idle. */
+  running: string | null;
+  /** How long an agent's run or eval had been running. */
+  busy_for_s: number | null;
+  /** The last execution count seen by jupyter-hashline's runs. */
+  execution_count: number | null;
+  notes: string[];
+  /** The reply for the agent. */
+  text: string;
 }
 
 /** One cell of a run. */
@@ -188,7 +247,7 @@ export interface ActivityQuery {
   limit?: string;
 }
 
-/** One applied edit of one file, or one run of cells of a notebook (op and source 'run'). */
+/** One applied edit of one file, one run of cells of a notebook (op and source 'run'), or code evaluated in its kernel (op 'run', source 'eval'). */
 export interface ActivityRecord {
   id: number;
   path: string;
@@ -198,10 +257,10 @@ export interface ActivityRecord {
   /** The agent that made the edit: the X-Hashline-Agent header, the user, a token's fixed name, an MCP connection, a CLI --agent or a session id. */
   who: string;
   /** The route that made the record. */
-  source: "patch" | "write" | "run";
+  source: "patch" | "write" | "run" | "eval";
   header_before: Header;
   header_after: Header;
-  /** Unified diff of the text the agent saw (notebooks: the projection); empty for a run. */
+  /** Unified diff of the text the agent saw (notebooks: the projection); empty for a run; the code that ran for an eval. */
   diff: string;
   warnings: string[];
   /** Ids of the notebook cells touched (a run: the cells asked to run, in order). */
@@ -278,3 +337,25 @@ export interface ErrorResponse {
 export type Tag = string;
 
 export type Header = string;
+
+/** POST eval: evaluate code in a notebook's kernel. */
+export interface EvalRequest {
+  /** The notebook (.ipynb), relative to the root. */
+  path: string;
+  /** The code to run in the notebook's kernel. */
+  code: string;
+  /** Seconds the code may run before it is interrupted (1 to 600, default 60). */
+  timeout_s?: number;
+  /** Clip the output text to this many characters (default 4000). */
+  max_chars?: number;
+  /** Also return PNG/JPEG outputs as images (default: true over MCP, false over REST and the command line). */
+  images?: boolean;
+}
+
+/** POST kernel: check, interrupt or restart a notebook's kernel. */
+export interface KernelRequest {
+  /** The notebook (.ipynb), relative to the root. */
+  path: string;
+  /** status, interrupt or restart. */
+  action: string;
+}

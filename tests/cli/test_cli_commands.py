@@ -4,6 +4,7 @@ I/O), the JSON edit form, files and stdin, where snapshots are kept, `run` (only
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 import types
@@ -228,3 +229,24 @@ def test_run_exit_codes_0_ran_1_rejected_2_usage(
     with pytest.raises(SystemExit) as exited:
         main(["--root", str(root), "run", CHECKS])  # --tag is required
     assert exited.value.code == 2
+
+
+def test_eval_runs_code_in_a_fresh_kernel_and_says_variables_do_not_persist(
+    root: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tag = checks_tag(root, capsys)
+    base = ["--root", str(root), "--allow-run"]
+    code, out, err = run(capsys, *base, "run", CHECKS, "--tag", tag, "--cell", "calc")
+    assert code == 0 and "note: this command's kernel was shut down" in out, err
+    before = (root / CHECKS).read_bytes()
+    code, out, err = run(capsys, *base, "eval", CHECKS, "6 * 9")
+    assert (code, err) == (0, "") and "cell (eval): ok" in out and "\n54\n" in out
+    assert "variables do not persist between commands" in out
+    code, out, err = run(capsys, *base, "eval", CHECKS, "answer")  # defined by the run above
+    assert code == 0 and "cell (eval): error" in out and "NameError" in out
+    monkeypatch.setattr(sys, "stdin", types.SimpleNamespace(buffer=io.BytesIO(b"print('in')\n")))
+    code, out, err = run(capsys, *base, "eval", CHECKS, "-")
+    assert code == 0 and "[1] stream stdout\nin\n" in out
+    assert (root / CHECKS).read_bytes() == before
+    code, out, err = run(capsys, "--root", str(root), "eval", CHECKS, "1")
+    assert (code, out) == (1, "") and "--allow-run" in err

@@ -26,10 +26,16 @@ def check_story(out: str) -> None:
     assert 'agent calls notebook_run(path="sales_analysis.ipynb", tag="' in out
     assert "ran 4 of 4 cells in kernel python3" in out and "    best month: 2026-03" in out
     assert "agent: The summary ran in the notebook's kernel: the best month is 2026-03." in out
-    assert "error reply" not in out
+    assert "error reply" not in out[: out.index("Act 2:")]
     assert "+++ sales_analysis.ipynb (after)" in out and "+## Totals by region" in out
     assert "Three zones: prefix" in out and "Rebuild audit: no rebuilds" in out
     assert "Cache: hit ratio" in out and "misses: 0 (none)" in out
+    act = out[out.index("Act 2:") :]
+    assert "image attached: cell " in act and "output [1], image/png 640x320" in act
+    assert "image content for the agent (" in act and ": 3 blue bars on white" in act
+    assert "] updated (recovered: " in act
+    assert "error reply:\n    Edit rejected: figure.ipynb changed since your read" in act
+    assert '*28:print("average:"' in act
 
 
 @pytest.mark.parametrize("provider", ["anthropic", "openai", "deepseek"])

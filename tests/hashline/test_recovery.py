@@ -3,9 +3,14 @@ stricter neighbour rule it falls back to when the texts are too different to ali
 
 from __future__ import annotations
 
+import itertools
+
+from hypothesis import given
+from hypothesis import strategies as st
+
 from jupyter_hashline.hashline import threeway
 from jupyter_hashline.hashline.filesystem import Footprint, LineRebase, RebaseRefusal
-from jupyter_hashline.hashline.recovery import rebase_by_text
+from jupyter_hashline.hashline.recovery import aligned_pairs, carry_lines, rebase_by_text
 
 SNAPSHOT = "".join(f"line {n}\n" for n in range(1, 11))
 
@@ -123,3 +128,36 @@ def test_no_anchors_is_a_trivial_rebase() -> None:
     outcome = rebase_by_text(SNAPSHOT, "other\n", set())
     assert isinstance(outcome, LineRebase)
     assert dict(outcome.mapping) == {}
+
+
+_LINE_POOL = st.sampled_from(["a", "b", "c", "x = 1", "", "def f():", "    return 1"])
+
+
+@given(
+    old=st.lists(_LINE_POOL, max_size=40),
+    new=st.lists(_LINE_POOL, max_size=40),
+    seen=st.sets(st.integers(1, 40)),
+)
+def test_carried_lines_pair_equal_text_in_order(
+    old: list[str], new: list[str], seen: set[int]
+) -> None:
+    pairs = aligned_pairs(old, new)
+    assert all(old[i] == new[j] for i, j in pairs)
+    assert pairs == sorted(pairs) and len({j for _, j in pairs}) == len(pairs)
+    assert all(b[0] > a[0] and b[1] > a[1] for a, b in itertools.pairwise(pairs))
+    before, after = "".join(f"{x}\n" for x in old), "".join(f"{x}\n" for x in new)
+    carried = carry_lines(before, after, seen)
+    if before == after:
+        assert carried == frozenset(seen)
+    else:
+        assert carried == {j + 1 for i, j in pairs if i + 1 in seen}
+
+
+@given(lines=st.lists(st.text("abc", min_size=1, max_size=3), max_size=30), at=st.integers(0, 30))
+def test_an_insertion_carries_every_line_around_it(lines: list[str], at: int) -> None:
+    before = "".join(f"{x} {n}\n" for n, x in enumerate(lines))  # unique lines
+    rows = before.splitlines(keepends=True)
+    at = min(at, len(rows))
+    after = "".join([*rows[:at], "inserted\n", *rows[at:]])
+    carried = carry_lines(before, after, range(1, len(rows) + 1))
+    assert carried == {n if n <= at else n + 1 for n in range(1, len(rows) + 1)}

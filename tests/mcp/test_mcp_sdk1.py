@@ -11,7 +11,9 @@ tests in this folder drive it.)
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -23,7 +25,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import nbformat
 import pytest
+from PIL import Image
+from testkit.cells import PNG_CELL
 from testkit.scenario import NOTEBOOK
 
 from jupyter_hashline.server.mcp_tools import DEFAULT_TOOLS
@@ -147,6 +152,7 @@ def test_jupyter_server_mcp_lists_and_runs_the_registered_tools(
 ) -> None:
     port, log = jupyter_server_with_mcp
     url = f"http://127.0.0.1:{port}/mcp"
+    write_figure_notebook(root / "fig.ipynb")
     seen = run_script(sdk1_python, "server_mcp_client.py", url, env=dict(os.environ))
     versions = seen["versions"]
     assert versions["mcp"].startswith("1.") and versions["jupyter-server-mcp"].startswith("0.3")
@@ -163,3 +169,48 @@ def test_jupyter_server_mcp_lists_and_runs_the_registered_tools(
     is_error, stale = seen["stale"]
     assert is_error and "changed since your read" in stale
     assert "print(round(total))" in (root / NOTEBOOK).read_text()
+    is_error, (text, caption, image) = seen["figure"]  # Jupyter AI's host takes images
+    assert (
+        not is_error and "image attached: cell plot output [1], image/png 300x200" in text["text"]
+    )
+    assert caption["text"].startswith("image attached: cell plot output [1]")
+    assert (image["type"], image["mimeType"]) == ("image", "image/png")
+    with Image.open(io.BytesIO(base64.b64decode(image["data"]))) as decoded:
+        assert decoded.size == (300, 200)
+
+
+def write_figure_notebook(path: Path) -> None:
+    """A notebook whose cell `plot` holds a 300x200 PNG output, as a run left it."""
+    picture = io.BytesIO()
+    Image.new("RGB", (300, 200), (200, 40, 40)).save(picture, format="PNG")
+    data = {"image/png": base64.b64encode(picture.getvalue()).decode(), "text/plain": "<Figure>"}
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("plot()", id="plot", execution_count=1)
+    cell.outputs = [nbformat.v4.new_output("display_data", data=data)]
+    nb.cells = [cell]
+    nbformat.write(nb, path)
+
+
+def test_an_sdk1_client_gets_the_figure_evals_and_restarts_the_kernel(
+    sdk1_python: Path, root: Path
+) -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
+    nb.cells = [nbformat.v4.new_code_cell(PNG_CELL + "answer = 42\n", id="plot")]
+    nbformat.write(nb, root / "fig.ipynb")
+    seen = run_script(sdk1_python, "stdio_kernel_client.py", str(root), env=dict(os.environ))
+    assert seen["mcp"].startswith("1."), seen["mcp"]
+    is_error, (text, caption, image) = seen["run"]
+    assert (
+        not is_error and "image attached: cell plot output [1], image/png 640x480" in text["text"]
+    )
+    assert caption["text"].startswith("image attached: cell plot output [1]")
+    assert (image["type"], image["mimeType"]) == ("image", "image/png")
+    with Image.open(io.BytesIO(base64.b64decode(image["data"]))) as decoded:
+        assert decoded.size == (640, 480)
+    is_error, probe = seen["eval"]
+    assert not is_error and "[1] execute_result\n43" in probe, probe
+    is_error, restart = seen["restart"]
+    assert not is_error and "restarted the kernel python3" in restart, restart
+    is_error, gone = seen["gone"]
+    assert not is_error and "NameError" in gone

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import base64
+import io
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
+import nbformat
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from PIL import Image
+from testkit.cells import FIGURE_CELL
 from testkit.scenario import (
     CHECKS,
     NOTEBOOK,
@@ -116,3 +121,66 @@ async def test_without_allow_run_a_run_is_an_error_saying_how_to_allow_it(root: 
     assert is_error and text.startswith("Run refused, nothing ran")
     assert "--allow-run" in text and "jupyter-hashline --allow-run mcp" in text
     assert (root / CHECKS).read_bytes() == before
+
+
+async def test_read_and_edit_in_separate_connections_of_one_named_agent(root: Path) -> None:
+    """An Inspector-style flow: every call is a new server process, the store is on disk."""
+    async with Client(server_params("--root", str(root), "--agent", "ana", "mcp")) as client:
+        _, view = await caller(client)("notebook_read", {"path": NOTEBOOK})
+    line = line_of(view, "print(total)")
+    patch = f"{header_of(view)}\nreplace {line}:\n+print(total)  # checked\n"
+    async with Client(server_params("--root", str(root), "--agent", "bob", "mcp")) as client:
+        is_error, text = await caller(client)("notebook_edit", {"patch": patch})
+    assert is_error and "never shown" in text
+    async with Client(server_params("--root", str(root), "--agent", "ana", "mcp")) as client:
+        is_error, text = await caller(client)("notebook_edit", {"patch": patch})
+    assert not is_error, text
+    assert "print(total)  # checked" in (root / NOTEBOOK).read_text("utf-8")
+
+
+async def test_a_client_sees_the_figure_a_cell_drew_as_image_content(root: Path) -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
+    nb.cells = [nbformat.v4.new_code_cell(FIGURE_CELL, id="plot")]
+    nbformat.write(nb, root / "fig.ipynb")
+    async with Client(server_params("--root", str(root), "--allow-run", "mcp")) as client:
+        _, view = await caller(client)("notebook_read", {"path": "fig.ipynb"})
+        tag = header_of(view, "fig.ipynb")[-5:-1]
+        ran = await client.call_tool(
+            "notebook_run", {"path": "fig.ipynb", "tag": tag, "cells": ["plot"]}
+        )
+        shown = await client.call_tool("notebook_outputs", {"path": "fig.ipynb", "cell": "plot"})
+        text_only = await client.call_tool(
+            "notebook_outputs", {"path": "fig.ipynb", "cell": "plot", "images": False}
+        )
+    assert not ran.is_error
+    text, caption, image = ran.content
+    assert "image attached: cell plot output [1], image/png 1024x512" in text.text
+    assert caption.text.startswith("image attached: cell plot output [1]")
+    assert image.type == "image" and image.mime_type == "image/png"
+    with Image.open(io.BytesIO(base64.b64decode(image.data))) as decoded:
+        assert decoded.size == (1024, 512)
+    assert [block.type for block in shown.content] == ["text", "text", "image"]
+    assert [block.type for block in text_only.content] == ["text"]
+
+
+async def test_a_client_evals_a_variable_the_notebooks_cells_defined(root: Path) -> None:
+    write_checks(root)
+    before = (root / CHECKS).read_bytes()
+    async with Client(server_params("--root", str(root), "--allow-run", "mcp")) as client:
+        call = caller(client)
+        _, view = await call("notebook_read", {"path": CHECKS})
+        tag = header_of(view, CHECKS)[-5:-1]
+        is_error, text = await call("notebook_run", {"path": CHECKS, "tag": tag, "cells": ["calc"]})
+        assert not is_error, text
+        ran = (root / CHECKS).read_bytes()
+        is_error, text = await call("notebook_eval", {"path": CHECKS, "code": "answer * 2"})
+        assert not is_error and "cell (eval): ok" in text, text
+        assert "[1] execute_result\n84" in text and "the notebook is unchanged" in text
+        is_error, status = await call("notebook_kernel", {"path": CHECKS, "action": "status"})
+        assert status.endswith("is idle; last execution count seen 2"), status
+        is_error, restart = await call("notebook_kernel", {"path": CHECKS, "action": "restart"})
+        assert not is_error and "restarted the kernel python3" in restart, restart
+        is_error, text = await call("notebook_eval", {"path": CHECKS, "code": "answer"})
+    assert not is_error and "NameError" in text
+    assert (root / CHECKS).read_bytes() == ran != before

@@ -5,7 +5,6 @@ results that say what to do."""
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -122,23 +121,39 @@ async def test_mistakes_are_error_results_that_say_what_to_do(root: Path, tmp_pa
     assert (root / NOTEBOOK).read_bytes() == before
 
 
-async def test_each_connection_is_its_own_agent_named_after_the_client(root: Path) -> None:
+async def test_the_agent_is_the_clients_name_and_outlives_its_connection(root: Path) -> None:
     workspace = open_directory(root, ":memory:")
     info = Implementation(name="Claude Desktop", version="1.0")
     try:
         async with Client(build_server(workspace), client_info=info) as first:
             view = (await first.call_tool("notebook_read", {"path": NOTEBOOK})).content[0].text
-        async with Client(build_server(workspace), client_info=info) as second:
-            line = line_of(view, "print(total)")
-            patch = f"{header_of(view)}\nreplace {line}:\n+print(total)  # checked\n"
-            result = await second.call_tool("notebook_edit", {"patch": patch})
+        line = line_of(view, "print(total)")
+        patch = f"{header_of(view)}\nreplace {line}:\n+print(total)  # checked\n"
+        other = Implementation(name="other-host", version="1.0")
+        async with Client(build_server(workspace), client_info=other) as stranger:
+            result = await stranger.call_tool("notebook_edit", {"patch": patch})
             assert result.is_error and "never shown" in result.content[0].text
-        async with Client(build_server(workspace), client_info=info) as third:
-            await third.call_tool("notebook_read", {"path": NOTEBOOK})
-            result = await third.call_tool("notebook_edit", {"patch": patch})
+        async with Client(build_server(workspace), client_info=info) as second:
+            result = await second.call_tool("notebook_edit", {"patch": patch})
             assert not result.is_error, result.content[0].text
         [record] = workspace.activity.recent()
-        assert re.fullmatch(r"Claude-Desktop-[0-9a-f]{6}", record.who), record.who
+        assert record.who == "Claude-Desktop"
+    finally:
+        await workspace.aclose()
+
+
+async def test_a_named_agent_overrides_the_clients_name(root: Path) -> None:
+    workspace = open_directory(root, ":memory:")
+    try:
+        async with Client(build_server(workspace, agent="ana")) as first:
+            view = (await first.call_tool("notebook_read", {"path": NOTEBOOK})).content[0].text
+        line = line_of(view, "print(total)")
+        patch = f"{header_of(view)}\nreplace {line}:\n+print(total)  # checked\n"
+        info = Implementation(name="inspector", version="1.0")
+        async with Client(build_server(workspace, agent="ana"), client_info=info) as second:
+            result = await second.call_tool("notebook_edit", {"patch": patch})
+            assert not result.is_error, result.content[0].text
+        assert [record.who for record in workspace.activity.recent()] == ["ana"]
     finally:
         await workspace.aclose()
 

@@ -8,6 +8,9 @@ import jupyter_hashline.notebook as notebook
 def test_exported_members() -> None:
     assert sorted(notebook.__all__) == [
         "CellJsonCache",
+        "Figure",
+        "FigureLimits",
+        "Figures",
         "InvalidNotebookError",
         "LAYOUTS",
         "LoadedNotebook",
@@ -15,6 +18,7 @@ def test_exported_members() -> None:
         "PairedDiskFilesystem",
         "ProjectedCell",
         "cell_outputs",
+        "collect_figures",
         "is_notebook_path",
         "layout_for_call",
         "load_notebook",

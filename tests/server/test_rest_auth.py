@@ -93,6 +93,8 @@ EXAMPLES: dict[tuple[str, str], Example] = {
     ("/hashline/write", "POST"): fixed(body=json.dumps({"path": "w.txt", "content": "w\n"})),
     ("/hashline/outputs", "GET"): fixed(params={"path": "nb.ipynb", "cell": "cell-0"}),
     ("/hashline/run", "POST"): example_run,
+    ("/hashline/eval", "POST"): fixed(body=json.dumps({"path": "nb.ipynb", "code": "1 + 1"})),
+    ("/hashline/kernel", "POST"): fixed(body=json.dumps({"path": "nb.ipynb", "action": "status"})),
     ("/hashline/snapshots", "GET"): fixed(),
     ("/hashline/activity", "GET"): fixed(),
     ("/hashline/sessions", "GET"): fixed(),

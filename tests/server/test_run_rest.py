@@ -8,6 +8,7 @@ execution) refuses with 403. Every reply is checked against the REST schema."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from testkit.rooms import OpenInLab, until
 from tornado.web import RequestHandler
 from traitlets.config import Config
 
+from jupyter_hashline.kernels.clients import own_client
 from jupyter_hashline.server.events import ACTIVITY_EVENT, EVENT_NAMESPACE, event_schema
 
 NB = "work/analysis.ipynb"
@@ -69,6 +71,10 @@ async def read_tag(api: Api, path: str = NB) -> str:
 
 async def run(api: Api, **body: Any) -> tuple[int, dict[str, Any]]:
     return await api("run", method="POST", body={"path": NB, **body}, schema="RunResponse")
+
+
+async def evaluate(api: Api, **body: Any) -> tuple[int, dict[str, Any]]:
+    return await api("eval", method="POST", body={"path": NB, **body}, schema="EvalResponse")
 
 
 def disk_cells(root: Path) -> list[dict[str, Any]]:
@@ -173,6 +179,8 @@ async def test_a_server_that_must_not_run_refuses_with_403(
     assert (status, reply["error"]) == (403, "run_not_allowed")
     assert phrase in reply["message"] and "nothing ran" in reply["message"]
     assert (jp_root_dir / NB).read_bytes() == before
+    status, reply = await evaluate(api, code="print(1)")
+    assert (status, reply["error"]) == (403, "run_not_allowed")
     assert await jp_serverapp.session_manager.list_sessions() == []
 
 
@@ -199,6 +207,8 @@ async def test_a_user_who_may_edit_but_not_execute_kernels_gets_403(
     status, reply = await run(api, tag=tag, cells=["cell-0"])
     assert (status, reply["error"]) == (403, "forbidden")
     assert "execute on resource: kernels" in reply["message"]
+    status, reply = await evaluate(api, code="print(1)")
+    assert (status, reply["error"]) == (403, "forbidden")
     assert await jp_serverapp.session_manager.list_sessions() == []
     status, _ = await api("patch", method="POST", body={"patch": f"[{NB}#{tag}]\nreplace 2:\n+2\n"})
     assert status == 200
@@ -266,3 +276,120 @@ async def test_with_the_notebook_open_a_persons_deleting_the_cell_refuses_the_ru
         assert (status, reply["error"]) == (409, "stale_cells")
         assert "Nothing ran" in reply["message"]
     assert await jp_serverapp.session_manager.list_sessions() == []
+
+
+async def test_after_a_recovered_edit_the_new_tag_edits_and_runs_the_lines_the_agent_saw(
+    api: Api, jp_root_dir: Path
+) -> None:
+    write_notebook(jp_root_dir / NB, "a = 1\nb = 2", "c = a + b\nprint(c)", "z = 0")
+    tag = await read_tag(api)  # 1-3 cell-0, 4-6 cell-1, 7-8 cell-2
+    other = {"X-Hashline-Agent": "other"}
+    _, read_b = await api("read", params={"path": NB}, headers=other)
+    status, moved = await api(
+        "patch",
+        method="POST",
+        body={"patch": f"[{NB}#{read_b['tag']}]\nreplace 8:\n+z = 1\n"},
+        headers=other,
+    )
+    assert status == 200, moved
+    body = {"patch": f"[{NB}#{tag}]\nreplace 2:\n+a = 10\n"}
+    status, stale = await api("patch", method="POST", body=body, schema="PatchResponse")
+    assert status == 200 and "recovered" in stale["text"], stale
+    new_tag = stale["sections"][0]["tag"]
+    status, ran = await run(api, tag=new_tag, cells=["cell-0", "cell-1"])
+    assert status == 200, ran
+    assert ran["cells"][1]["outputs"] == "[1] stream stdout\n12"
+    body = {"patch": f"[{NB}#{ran['tag']}]\nreplace 5:\n+c = a - b\n"}
+    status, follow = await api("patch", method="POST", body=body, schema="PatchResponse")
+    assert status == 200, follow
+    status, ran = await run(api, tag=follow["sections"][0]["tag"], cells=["cell-0", "cell-1"])
+    assert status == 200, ran
+    assert ran["cells"][1]["outputs"] == "[1] stream stdout\n8"
+
+
+async def test_asked_for_images_run_and_outputs_list_the_png_a_cell_displayed(
+    api: Api, jp_root_dir: Path
+) -> None:
+    write_notebook(jp_root_dir / NB, PNG_CELL)
+    status, ran = await run(api, tag=await read_tag(api), cells=["cell-0"], images=True)
+    assert status == 200, ran
+    [image] = ran["images"]
+    assert {k: image[k] for k in ("cell", "output_index", "mime", "width", "height")} == {
+        "cell": "cell-0", "output_index": 1, "mime": "image/png", "width": 640, "height": 480
+    }  # fmt: skip
+    assert base64.b64decode(image["data"]).startswith(b"\x89PNG")
+    assert "image attached: cell cell-0 output [1], image/png 640x480" in ran["text"]
+    query = {"path": NB, "cell": "cell-0"}
+    status, asked = await api(
+        "outputs", params={**query, "images": "true"}, schema="OutputsResponse"
+    )
+    assert status == 200 and asked["images"] == ran["images"]
+    status, plain = await api("outputs", params=query, schema="OutputsResponse")
+    assert status == 200 and "images" not in plain and "iVBOR" not in plain["text"]
+    status, wrong = await api("outputs", params={**query, "images": "yes"})
+    assert status == 400 and "`images` must be true or false" in wrong["message"]
+
+
+async def test_eval_sees_what_the_cells_defined_in_the_server_kernel_and_writes_nothing(
+    api: Api, jp_root_dir: Path, jp_serverapp: Any
+) -> None:
+    write_notebook(jp_root_dir / NB, "answer = 6 * 7")
+    tag = await read_tag(api)
+    status, ran = await run(api, tag=tag, cells=["cell-0"])
+    assert status == 200, ran
+    before = (jp_root_dir / NB).read_bytes()
+    status, probe = await evaluate(api, code="answer + 1", timeout_s=30)
+    assert status == 200, probe
+    [cell] = probe["cells"]
+    assert (cell["cell"], cell["status"], cell["outputs"]) == (
+        "(eval)", "ok", "[1] execute_result\n43"
+    )  # fmt: skip
+    assert probe["header"] == f"[{NB}#{ran['tag']}]"
+    assert (jp_root_dir / NB).read_bytes() == before
+    sessions = await jp_serverapp.session_manager.list_sessions()
+    assert len(sessions) == 1  # the notebook's own kernel, no other
+    _, activity = await api("activity", schema="ActivityResponse")
+    latest = activity["edits"][0]
+    assert (latest["op"], latest["source"], latest["diff"]) == ("run", "eval", "answer + 1")
+
+
+async def test_an_interrupt_of_a_persons_running_cell_says_it_stopped_someone_elses_work(
+    api: Api, jp_root_dir: Path, jp_serverapp: Any
+) -> None:
+    write_notebook(jp_root_dir / NB, "x = 1")
+    status, ran = await run(api, tag=await read_tag(api), cells=["cell-0"])
+    assert status == 200, ran
+    [session] = await jp_serverapp.session_manager.list_sessions()
+    manager = jp_serverapp.kernel_manager.get_kernel(session["kernel"]["id"])
+    person = own_client(manager)  # a person's own connection, as JupyterLab's
+    await person.wait_for_ready(timeout=30)
+    try:
+        msg_id = person.execute("while True: pass")
+        await until(lambda: manager.execution_state == "busy", "the person's cell to start")
+        status, seen = await api(
+            "kernel", method="POST", body={"path": NB, "action": "status"}, schema="KernelResponse"
+        )
+        assert status == 200 and seen["state"] == "busy", seen
+        assert seen["running"].startswith("an execution not started through jupyter-hashline")
+        status, stopped = await api(
+            "kernel", method="POST", body={"path": NB, "action": "interrupt"},
+            schema="KernelResponse",
+        )  # fmt: skip
+        assert status == 200, stopped
+        assert (
+            "this stopped an execution not started through jupyter-hashline (a person's"
+            in (stopped["text"])
+        )
+        while True:
+            reply = await person.get_shell_msg(timeout=30)
+            if reply["parent_header"].get("msg_id") == msg_id:
+                break
+        assert reply["content"]["ename"] == "KeyboardInterrupt"
+    finally:
+        person.stop_channels()
+    status, restarted = await api(
+        "kernel", method="POST", body={"path": NB, "action": "restart"}, schema="KernelResponse"
+    )
+    assert status == 200 and "variables defined before are gone" in restarted["text"]
+    status, probe = await evaluate(api, code="x")
+    assert status == 200 and "NameError" in probe["text"]

@@ -16,3 +16,14 @@ display(Image(data=png))
 
 ENDLESS = "while True: pass"
 """Runs until interrupted."""
+
+FIGURE_CELL = """\
+import matplotlib
+matplotlib.use("module://matplotlib_inline.backend_inline")
+%config InlineBackend.print_figure_kwargs = {"bbox_inches": None}
+import matplotlib.pyplot as plt
+fig, ax = plt.subplots(figsize=(16, 8), dpi=100)
+ax.plot([1, 3, 2, 4])
+plt.show()
+"""
+"""Draws a 1600x800 matplotlib figure inline (over 1,024 px: attached downscaled to 1024x512)."""

@@ -108,7 +108,9 @@ def test_each_description_alone_names_every_argument() -> None:
 
 
 def test_tool_specs_are_constant_bytes_in_the_provider_shape() -> None:
-    assert [set(spec) for spec in TOOL_SPECS] == [{"name", "description", "input_schema"}] * 5
+    assert [set(spec) for spec in TOOL_SPECS] == [{"name", "description", "input_schema"}] * len(
+        CATALOG
+    )
     again = [spec.prompt_spec() for spec in CATALOG]
     assert json.dumps(list(TOOL_SPECS)) == json.dumps(again)
 

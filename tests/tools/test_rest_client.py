@@ -197,3 +197,86 @@ async def test_a_base_folder_joins_paths_out_and_names_them_back_relative() -> N
     assert edit.text == "[a.ipynb#5678] updated\n1:y\nwarning: a.ipynb was saved"
     assert [(r.path, r.who, r.id) for r in edit.activity] == [("a.ipynb", "agent-7", 3)]
     assert broken.is_error and broken.kind == "patch_syntax" and len(seen) == 2
+
+
+async def test_a_base_folder_maps_paths_and_never_the_files_text() -> None:
+    line = "open('sub/a.py')  # [sub/a.py#1234] sub/"
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/read"):
+            view = f"[sub/n.py#1234]\n1:{line}\n2:x = 1"
+            return httpx.Response(
+                200, json={"path": "sub/n.py", "tag": "1234", "header": "[sub/n.py#1234]",
+                           "view": view},
+            )  # fmt: skip
+        message = (
+            "Edit rejected: your edit to sub/n.py names line(s) 1 that you were never shown "
+            f"under [sub/n.py#1234]. Nothing was written. Here they are:\n1:{line}\n"
+            " ...\n*2:sub/x\nCheck your edit and send it again with the same header "
+            "[sub/n.py#1234]."
+        )
+        return httpx.Response(409, json={"error": "unseen_lines", "message": message})
+
+    backend = rest_backend(httpx.MockTransport(handler), base_path="sub")
+    read = await backend.call("notebook_read", {"path": "n.py"})
+    refused = await backend.call("notebook_edit", {"patch": "[n.py#1234]\nreplace 1:\n+y\n"})
+    await backend.aclose()
+    assert read.text == f"[n.py#1234]\n1:{line}\n2:x = 1"
+    assert (read.reply["path"], read.reply["header"]) == ("n.py", "[n.py#1234]")
+    assert refused.text.splitlines() == [
+        "Edit rejected: your edit to n.py names line(s) 1 that you were never shown "
+        "under [n.py#1234]. Nothing was written. Here they are:",
+        f"1:{line}",
+        " ...",
+        "*2:sub/x",
+        "Check your edit and send it again with the same header [n.py#1234].",
+    ]
+
+
+async def test_a_base_folder_leaves_previews_outputs_and_diffs_alone() -> None:
+    text = "[sub/n.py#5678] updated\n1:open('sub/a.py')\nwarning: sub/n.py was saved"
+    record = {
+        "id": 1, "path": "sub/n.py", "op": "update", "at_ms": 1, "who": "agent-7",
+        "source": "patch", "header_before": "[sub/n.py#1234]", "header_after": "[sub/n.py#5678]",
+        "diff": "-open('sub/b.py')\n+open('sub/a.py')", "warnings": ["sub/n.py was saved"],
+        "cells": [],
+    }  # fmt: skip
+    section = {"path": "sub/n.py", "header": "[sub/n.py#5678]", "preview": "1:open('sub/a.py')"}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        reply = {"sections": [section], "text": text, "activity": [record]}
+        return httpx.Response(200, json=reply)
+
+    backend = rest_backend(httpx.MockTransport(handler), base_path="sub")
+    edit = await backend.call("notebook_edit", {"patch": "[n.py#1234]\nreplace 1:\n+y\n"})
+    await backend.aclose()
+    assert edit.text == "[n.py#5678] updated\n1:open('sub/a.py')\nwarning: n.py was saved"
+    [mapped] = edit.reply["sections"]
+    assert mapped == {"path": "n.py", "header": "[n.py#5678]", "preview": "1:open('sub/a.py')"}
+    [activity] = edit.activity
+    assert (activity.path, activity.header_before, activity.warnings) == (
+        "n.py",
+        "[n.py#1234]",
+        ("n.py was saved",),
+    )
+    assert activity.diff == record["diff"]
+
+
+async def test_images_travel_as_true_and_come_back_as_figures() -> None:
+    seen: list[httpx.Request] = []
+    image = {"cell": "plot", "output_index": 2, "mime": "image/png", "data": "iVBOR",
+             "width": 8, "height": 4}  # fmt: skip
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        reply = {"path": "n.ipynb", "cell": "plot", "text": "cell plot", "images": [image]}
+        return httpx.Response(200, json=reply)
+
+    backend = rest_backend(httpx.MockTransport(handler))
+    outputs = await backend.call(
+        "notebook_outputs", {"path": "n.ipynb", "cell": "plot", "images": True}
+    )
+    await backend.aclose()
+    assert dict(seen[0].url.params) == {"path": "n.ipynb", "cell": "plot", "images": "true"}
+    [figure] = outputs.images
+    assert figure.to_json() == image

@@ -20,6 +20,8 @@ def test_exported_members() -> None:
         "DirectoryWorkspace",
         "EDIT_LANGUAGE",
         "EditRequest",
+        "EvalRequest",
+        "KernelRequest",
         "OutputsRequest",
         "ReadRequest",
         "RestWorkspace",

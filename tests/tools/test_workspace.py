@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import nbformat
 import pytest
 
 from jupyter_hashline.hashline.memory_fs import InMemoryFilesystem
@@ -127,3 +128,71 @@ async def test_each_edit_chooses_the_layout_a_notebook_is_written_in() -> None:
     wrong = await call(ws, "A", "notebook_edit", patch="x", layout="pretty")
     assert (wrong.is_error, wrong.kind) == (True, "bad_arguments")
     assert "keep or nbformat" in wrong.text
+
+
+def three_cells() -> dict[str, str]:
+    """A notebook whose read shows: 4 `a = 1`, 7 `c = a + b`, 10 `print(d)`."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# Title", id="intro")]
+    sources = {"load": "a = 1\nb = 2", "clean": "c = a + b\nd = c * 2", "plot": "print(d)"}
+    nb.cells += [nbformat.v4.new_code_cell(source, id=cid) for cid, source in sources.items()]
+    return {"n.ipynb": nbformat.writes(nb)}
+
+
+@pytest.mark.parametrize(
+    ("change", "clean_line", "sources"),
+    [  # another cell's text changes; a new cell is added above (line 7 is then line 9)
+        (
+            "replace 10:\n+print(d + 1)\n",
+            7,
+            ["a = 10\nb = 2", "c = a - b\nd = c * 2", "print(d + 1)"],
+        ),
+        (
+            "insert after 2:\n+# %% [code]\n+x = 0\n",
+            9,
+            ["x = 0", "a = 10\nb = 2", "c = a - b\nd = c * 2", "print(d)"],
+        ),
+    ],
+)
+async def test_a_recovered_edit_keeps_the_lines_the_agent_saw(
+    change: str, clean_line: int, sources: list[str]
+) -> None:
+    inner, ws = workspace(three_cells())
+    read = await call(ws, "A", "notebook_read", path="n.ipynb")
+    header = read.text.split("\n")[0]
+    other = (await call(ws, "B", "notebook_read", path="n.ipynb")).text.split("\n")[0]
+    moved = await call(ws, "B", "notebook_edit", patch=f"{other}\n{change}")
+    assert not moved.is_error, moved.text
+    stale = await call(ws, "A", "notebook_edit", patch=f"{header}\nreplace 4:\n+a = 10\n")
+    assert not stale.is_error and "recovered" in stale.text, stale.text
+    tag = stale.reply["sections"][0]["tag"]
+    follow = await call(
+        ws, "A", "notebook_edit", patch=f"[n.ipynb#{tag}]\nreplace {clean_line}:\n+c = a - b\n"
+    )
+    assert not follow.is_error, follow.text
+    cells = [cell.source for cell in nbformat.reads(inner.get("n.ipynb"), 4).cells]
+    assert cells == ["# Title", *sources]
+
+
+async def test_lines_another_agent_changed_are_not_carried_as_seen() -> None:
+    _, ws = workspace(three_cells())
+    header = (await call(ws, "A", "notebook_read", path="n.ipynb")).text.split("\n")[0]
+    other = (await call(ws, "B", "notebook_read", path="n.ipynb")).text.split("\n")[0]
+    await call(ws, "B", "notebook_edit", patch=f"{other}\nreplace 10:\n+print(d + 1)\n")
+    stale = await call(ws, "A", "notebook_edit", patch=f"{header}\nreplace 4:\n+a = 10\n")
+    tag = stale.reply["sections"][0]["tag"]
+    unseen = await call(ws, "A", "notebook_edit", patch=f"[n.ipynb#{tag}]\nreplace 10:\n+pass\n")
+    assert (unseen.is_error, unseen.kind) == (True, "unseen_lines")
+    assert "10:print(d + 1)" in unseen.text
+
+
+async def test_an_insert_at_the_tail_of_a_stale_text_keeps_the_lines_the_agent_saw() -> None:
+    inner, ws = workspace()
+    header = (await call(ws, "A", "notebook_read", path="t.txt")).text.split("\n")[0]
+    inner.set("t.txt", "new top\n" + TWENTY)
+    tail = await call(ws, "A", "notebook_edit", patch=f"{header}\ninsert tail:\n+END\n")
+    assert not tail.is_error, tail.text
+    tag = tail.reply["sections"][0]["tag"]
+    follow = await call(ws, "A", "notebook_edit", patch=f"[t.txt#{tag}]\nreplace 3:\n+TWO\n")
+    assert not follow.is_error, follow.text
+    assert inner.get("t.txt").split("\n")[:3] == ["new top", "line 1", "TWO"]

@@ -5,6 +5,8 @@ last edit, the header after a run, the activity feed, and refusals before any ke
 from __future__ import annotations
 
 import asyncio
+import base64
+import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +14,9 @@ from typing import Any
 
 import nbformat
 import pytest
-from testkit.cells import ENDLESS, PNG_CELL
+from PIL import Image
+from testkit.cells import ENDLESS, FIGURE_CELL, PNG_CELL
+from testkit.rooms import until
 
 from jupyter_hashline.hashline.disk import DiskFilesystem
 from jupyter_hashline.hashline.memory_fs import InMemoryFilesystem
@@ -305,3 +309,135 @@ async def test_a_workspace_whose_notebooks_read_as_jupytext_refuses_runs(tmp_pat
         await ws.aclose()
     assert (refused.kind, refused.status) == ("not_runnable", 400)
     assert "projection is 'hashline'" in refused.text and pool.running() == {}
+
+
+async def test_asked_for_images_a_run_attaches_the_figure_a_cell_drew(
+    ws: DirectoryWorkspace, tmp_path: Path
+) -> None:
+    svg = "from IPython.display import SVG\nSVG('<svg xmlns=\"http://www.w3.org/2000/svg\"/>')"
+    write_notebook(tmp_path, plot=FIGURE_CELL, svg=svg)
+    tag = await tag_of_read(ws)
+    run = await call(ws, "notebook_run", path=NB, tag=tag, cells=["plot", "svg"], images=True)
+    assert not run.is_error, run.text
+    [figure] = run.images
+    assert (figure.cell, figure.output_index, figure.mime) == ("plot", 1, "image/png")
+    with Image.open(io.BytesIO(base64.b64decode(figure.data))) as image:
+        assert image.size == (figure.width, figure.height) == (1024, 512)
+    assert run.reply["images"] == [figure.to_json()]
+    assert (
+        "image attached: cell plot output [1], image/png 1024x512, downscaled from 1600x800"
+        in run.text
+    )
+    assert "image not attached: cell svg output [1], image/svg+xml: SVG" in run.text
+    outputs = await call(ws, "notebook_outputs", path=NB, cell="plot", images=True)
+    assert [(f.cell, f.width) for f in outputs.images] == [("plot", 1024)]
+    plain = await call(ws, "notebook_outputs", path=NB, cell="plot")
+    assert plain.images == () and "images" not in plain.reply and "iVBOR" not in plain.text
+
+
+async def test_eval_runs_code_in_the_notebooks_kernel_and_never_changes_the_file(
+    ws: DirectoryWorkspace, tmp_path: Path
+) -> None:
+    path = write_notebook(tmp_path, setup="total = 6 * 7")
+    tag = await tag_of_read(ws)
+    await call(ws, "notebook_run", path=NB, tag=tag, cells=["setup"])
+    before = path.read_bytes()
+    heard: list[ActivityRecord] = []
+    ws.activity.subscribe(heard.append)
+    probe = await call(ws, "notebook_eval", path=NB, code="print(total)\ntotal + 1")
+    assert not probe.is_error, probe.text
+    first, headline, *rest = probe.text.split("\n")
+    assert first == f"[{NB}#{tag}] evaluated in kernel python3; the notebook is unchanged"
+    assert headline.startswith("cell (eval): ok (execution count 2, ")
+    assert rest[:4] == ["[1] stream stdout", "42", "[2] execute_result", "43"]
+    assert path.read_bytes() == before
+    [record] = probe.activity
+    assert heard == [record]
+    assert (record.op, record.source, record.who, record.cells) == ("run", "eval", "A", ())
+    assert record.diff == "print(total)\ntotal + 1"
+    assert [(r.cell, r.status) for r in record.runs] == [("(eval)", "ok")]
+    assert record.header_before == record.header_after == f"[{NB}#{tag}]"
+    failing = await call(ws, "notebook_eval", path=NB, code="undefined_name")
+    assert not failing.is_error and "cell (eval): error" in failing.text
+    assert "NameError" in failing.text and path.read_bytes() == before
+
+
+async def test_eval_is_refused_before_anything_starts_where_runs_are(tmp_path: Path) -> None:
+    write_notebook(tmp_path, calc="print(1)")
+    refused = open_directory(tmp_path, ":memory:", run_refusal="runs are off here")
+    outcome = await run_tool(refused, "notebook_eval", {"path": NB, "code": "1"}, agent="A")
+    assert (outcome.is_error, outcome.kind, outcome.text) == (
+        True, "run_not_allowed", "runs are off here"
+    )  # fmt: skip
+    assert refused.activity.recent() == []
+    (tmp_path / "notes.txt").write_text("x\n")
+    fs = NotebookFilesystem(DiskFilesystem(tmp_path))
+    async with DirectoryKernelPool(fs, tmp_path) as pool:
+        ws = Workspace(fs, InMemorySnapshotStore(), runner=pool)
+        text = await run_tool(ws, "notebook_eval", {"path": "notes.txt", "code": "1"}, agent="A")
+        missing = await run_tool(ws, "notebook_eval", {"path": "no.ipynb", "code": "1"}, agent="A")
+        assert (text.is_error, text.kind) == (True, "not_runnable") and pool.running() == {}
+        assert (missing.is_error, missing.kind) == (True, "not_found") and pool.running() == {}
+
+
+async def test_kernel_status_never_starts_one_and_restart_forgets_every_variable(
+    ws: DirectoryWorkspace, tmp_path: Path
+) -> None:
+    write_notebook(tmp_path, setup="total = 6 * 7")
+    status = await call(ws, "notebook_kernel", path=NB, action="status")
+    assert not status.is_error and "no kernel is running" in status.text and running(ws) == {}
+    assert status.reply["state"] == "none"
+    await call(ws, "notebook_run", path=NB, tag=await tag_of_read(ws), cells=["setup"])
+    status = await call(ws, "notebook_kernel", path=NB, action="status")
+    assert status.text == f"{NB}: kernel python3 (python) is idle; last execution count seen 1"
+    assert (status.reply["state"], status.reply["running"]) == ("idle", None)
+    restart = await call(ws, "notebook_kernel", path=NB, action="restart")
+    assert restart.text.startswith(f"{NB}: restarted the kernel python3 (python); it was idle")
+    assert "variables defined before are gone" in restart.text
+    gone = await call(ws, "notebook_eval", path=NB, code="total")
+    assert "NameError" in gone.text and "execution count 1," in gone.text
+    wrong = await call(ws, "notebook_kernel", path=NB, action="reboot")
+    assert (wrong.is_error, wrong.kind) == (True, "bad_arguments")
+    assert "status, interrupt or restart" in wrong.text
+
+
+async def test_an_interrupt_says_whose_run_it_stopped(
+    ws: DirectoryWorkspace, tmp_path: Path
+) -> None:
+    marker = tmp_path / "started"
+    write_notebook(tmp_path, spin=f"open({str(marker)!r}, 'w').close()\n{ENDLESS}", after="x = 1")
+    tag = await tag_of_read(ws, "B")
+    pending = asyncio.ensure_future(
+        call(ws, "notebook_run", "B", path=NB, tag=tag, cells=["spin"], timeout_s=120)
+    )
+    await until(marker.exists, "the cell to start")
+    status = await call(ws, "notebook_kernel", path=NB, action="status")
+    assert status.reply["state"] == "busy" and "busy with B's run of cells spin" in status.text
+    stopped = await call(ws, "notebook_kernel", "A", path=NB, action="interrupt")
+    assert "interrupted the kernel python3 (python); this stopped B's run of cells spin" in (
+        stopped.text
+    )
+    run = await pending
+    assert run.reply["cells"][0]["status"] == "error" and "KeyboardInterrupt" in run.text
+    idle = await call(ws, "notebook_kernel", path=NB, action="interrupt")
+    assert "it was idle: nothing was running, nothing was stopped" in idle.text
+
+
+async def test_an_idle_kernel_is_shut_down_and_the_next_run_says_why(tmp_path: Path) -> None:
+    write_notebook(tmp_path, setup="total = 1")
+
+    def pool(fs: NotebookFilesystem, root: Path) -> DirectoryKernelPool:
+        return DirectoryKernelPool(fs, root, idle_timeout_s=1)
+
+    ws = open_directory(tmp_path, ":memory:", run_with=pool)
+    try:
+        tag = await tag_of_read(ws)
+        first = await call(ws, "notebook_run", path=NB, tag=tag, cells=["setup"])
+        assert not first.is_error and running(ws) == {NB: "python3"}
+        await until(lambda: running(ws) == {}, "the idle kernel to be shut down", limit_s=30)
+        again = await call(ws, "notebook_run", path=NB, tag=first.reply["tag"], cells=["setup"])
+        assert "was shut down after 1 s without a run" in again.text
+        assert running(ws) == {NB: "python3"}
+    finally:
+        await ws.aclose()
+    assert running(ws) == {}

@@ -32,6 +32,7 @@ async def main(url: str) -> None:
             "notebook_outputs", {"path": "analysis.ipynb", "cell": "load-data"}
         )
         stale = await session.call_tool("notebook_edit", {"patch": f"{header}\ndelete {line}\n"})
+        figure = await session.call_tool("notebook_outputs", {"path": "fig.ipynb", "cell": "plot"})
     print(json.dumps({
         "versions": {p: version(p) for p in ("mcp", "jupyter-server-mcp", "jupyter-ai")},
         "names": names,
@@ -40,6 +41,7 @@ async def main(url: str) -> None:
         "edit": [edit.isError, edit.content[0].text],
         "outputs": [outputs.isError, outputs.content[0].text],
         "stale": [stale.isError, stale.content[0].text],
+        "figure": [figure.isError, [b.model_dump(by_alias=True) for b in figure.content]],
     }))  # fmt: skip
 
 
