@@ -15,6 +15,7 @@ from .merge import merge_projection
 from .outputs import cell_outputs, output_summary
 from .projection import ProjectedCell, parse_projection, project_notebook
 from .rebase import rebase_lines
+from .restore import capturing_removed, restoring_cells
 from .serialize import CellJsonCache, serialize_notebook
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "LoadedNotebook",
     "NotebookFilesystem",
     "ProjectedCell",
+    "capturing_removed",
     "cell_outputs",
     "is_notebook_path",
     "load_notebook",
@@ -32,5 +34,6 @@ __all__ = [
     "parse_projection",
     "project_notebook",
     "rebase_lines",
+    "restoring_cells",
     "serialize_notebook",
 ]

@@ -55,7 +55,7 @@ from .ids import IdNotes, IdSource, display_ids, id_notes
 from .jupytext_view import check_format, jupytext_text, merge_jupytext
 from .layout import assemble
 from .loading import LoadedNotebook, load_notebook, paused_gc, splice_views
-from .merge import merge_projection
+from .merge import merge_projection, split_notes
 from .outputs import DEFAULT_MAX_CHARS, cell_outputs, output_summary
 from .projection import cell_source, parse_projection
 from .rebase import rebase_lines
@@ -149,10 +149,11 @@ class NotebookFilesystem(Filesystem):
             planned = self._plan_write(path, current, content)
         if isinstance(planned, LoadedNotebook):
             return WriteResult(self._view(planned))
-        written, notes = planned
+        written, reports = planned
         landed, write_notes = await self._write_raw(path, written.raw)
         loaded = self._landed(path, written, landed)
-        return WriteResult(self._view(loaded), (*notes, *write_notes))
+        notes, warnings = split_notes(reports)
+        return WriteResult(self._view(loaded), (*warnings, *write_notes), notes)
 
     def _plan_write(
         self, path: str, current: LoadedNotebook | None, content: str

@@ -168,6 +168,21 @@ def tool_handler(spec: ToolSpec) -> type[ToolHandler]:
     return type(f"{spec.rest.route.title()}Handler", (base,), namespace)
 
 
+class RevertHandler(HashlineHandler):
+    """`POST revert`: undo recorded edits; the reply (or refusal) is the workspace's."""
+
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        try:
+            body, agent = self.body(), self.agent
+            outcome = await self.service.revert(body, agent)
+        except HashlineError as err:
+            self.send_error(err.status, exc_info=sys.exc_info())
+            return
+        self._json(outcome.status if outcome.is_error else 200, outcome.reply)
+
+
 class SnapshotsHandler(HashlineHandler):
     @web.authenticated
     @authorized
@@ -203,6 +218,7 @@ class SessionHandler(HashlineHandler):
 
 ROUTES: tuple[tuple[str, type[HashlineHandler]], ...] = (
     *((spec.rest.route, tool_handler(spec)) for spec in CATALOG),
+    ("revert", RevertHandler),
     ("snapshots", SnapshotsHandler),
     ("activity", ActivityHandler),
     ("sessions", SessionsHandler),

@@ -35,19 +35,24 @@ from .directory import (
 from .errors import (
     BadArgumentsError,
     ChangedDuringWriteError,
+    RevertNotAllowedError,
+    RevertRefusedError,
     RunNotAllowedError,
     RunUnavailableError,
+    UnknownActivityError,
     UnknownToolError,
 )
 from .requests import (
     EditRequest,
     OutputsRequest,
     ReadRequest,
+    RevertRequest,
     RunRequest,
     ToolRequest,
     WriteRequest,
 )
 from .rest_client import AGENT_HEADER, RestWorkspace
+from .revert import UndoPlan, revert_request
 from .validate import Source, tool_request
 from .workspace import Workspace
 
@@ -67,6 +72,9 @@ __all__ = [
     "OutputsRequest",
     "ReadRequest",
     "RestWorkspace",
+    "RevertNotAllowedError",
+    "RevertRefusedError",
+    "RevertRequest",
     "RunEntry",
     "RunNotAllowedError",
     "RunRequest",
@@ -76,6 +84,8 @@ __all__ = [
     "ToolRequest",
     "ToolSpec",
     "ToolWorkspace",
+    "UndoPlan",
+    "UnknownActivityError",
     "UnknownToolError",
     "Workspace",
     "WriteRequest",
@@ -84,6 +94,7 @@ __all__ = [
     "open_directory",
     "resolve_store_path",
     "rest_request_definitions",
+    "revert_request",
     "run_tool",
     "spec_for",
     "tool_request",

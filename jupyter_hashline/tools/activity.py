@@ -8,6 +8,9 @@ Invariants:
 - Records are immutable values; `recent()` lists them newest first; at most `limit` are kept
   (the oldest go first). Ids of the records a log makes increase by one and are never reused;
   `adopt` keeps a record another log made (a session keeps its own edits that way).
+- An edit's record may keep its `UndoPlan` (revert.py: the rows to put back and the cells it
+  deleted), never serialized: the JSON says only `undoable`. `reverts` names the records a
+  revert undid; `notes` are outcomes that ask nothing of a person, `warnings` ones that do.
 - Only edits that changed a file are recorded (no-ops are not activity), and every run that
   passed the stale-safe gate (`op` and `source` "run"; `runs` holds each cell's status and
   duration, `cells` the cells asked for, `diff` is empty: a run changes outputs, not text).
@@ -27,11 +30,14 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-from ..hashline.results import PatchResult
+from ..hashline.results import PatchResult, SectionResult
 from ..hashline.text import section_tag
+
+if TYPE_CHECKING:
+    from .revert import UndoPlan
 
 _CELL_MARKER = re.compile(r"^# %% \[[^\]]*\](?:.* )?id=(\S+)")
 
@@ -81,6 +87,14 @@ class ActivityRecord:
     warnings: tuple[str, ...]
     cells: tuple[str, ...]
     runs: tuple[RunEntry, ...] = ()
+    notes: tuple[str, ...] = ()  # outcomes worth knowing that ask nothing of a person
+    reverts: tuple[int, ...] = ()  # for source "revert": the ids of the records it undid
+    undo: UndoPlan | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def undoable(self) -> bool:
+        """Whether this process kept what undoing the edit needs."""
+        return self.undo is not None
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ActivityRecord:
@@ -98,6 +112,8 @@ class ActivityRecord:
             warnings=tuple(str(w) for w in data["warnings"]),
             cells=tuple(str(c) for c in data["cells"]),
             runs=tuple(RunEntry.from_json(r) for r in data.get("runs", ())),
+            notes=tuple(str(n) for n in data.get("notes", ())),
+            reverts=tuple(int(i) for i in data.get("reverts", ())),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -114,6 +130,9 @@ class ActivityRecord:
             "warnings": list(self.warnings),
             "cells": list(self.cells),
             "runs": [run.to_json() for run in self.runs],
+            "notes": list(self.notes),
+            "reverts": list(self.reverts),
+            "undoable": self.undoable,
         }
 
 
@@ -272,6 +291,9 @@ class ActivityLog:
         before: str,
         after: str,
         warnings: Iterable[str] = (),
+        notes: Iterable[str] = (),
+        reverts: Iterable[int] = (),
+        undo: UndoPlan | None = None,
     ) -> ActivityRecord:
         """Add one applied edit and return its record."""
         diff = unified_diff(path, before, after, self._max_diff_chars)
@@ -289,6 +311,9 @@ class ActivityLog:
                 diff=diff,
                 warnings=tuple(warnings),
                 cells=cells,
+                notes=tuple(notes),
+                reverts=tuple(reverts),
+                undo=undo,
             )
             self._next_id += 1
             self._records.append(entry)
@@ -332,8 +357,17 @@ class ActivityLog:
         with self._lock:
             self._records.append(record)
 
-    def record_result(self, result: PatchResult, *, who: str, source: str) -> list[ActivityRecord]:
-        """Record every section of a patch result that landed and changed its file."""
+    def record_result(
+        self,
+        result: PatchResult,
+        *,
+        who: str,
+        source: str,
+        undo: Callable[[SectionResult], UndoPlan | None] | None = None,
+        reverts: Iterable[int] = (),
+    ) -> list[ActivityRecord]:
+        """Record every section of a patch result that landed and changed its file (with the
+        plan `undo` makes to undo it)."""
         return [
             self.record(
                 path=section.path,
@@ -343,6 +377,9 @@ class ActivityLog:
                 before=section.before,
                 after=section.after,
                 warnings=section.warnings,
+                notes=(*((section.banner,) if section.banner else ()), *section.notes),
+                reverts=reverts,
+                undo=undo(section) if undo is not None else None,
             )
             for section in result.sections
             if section.written and section.before != section.after

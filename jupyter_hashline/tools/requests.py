@@ -20,6 +20,7 @@ __all__ = [
     "JsonEdits",
     "OutputsRequest",
     "ReadRequest",
+    "RevertRequest",
     "RunRequest",
     "ToolRequest",
     "WriteRequest",
@@ -102,6 +103,17 @@ class RunRequest(_Arguments):
     cells: tuple[str, ...] | None = None
     timeout_s: float | None = None
     max_chars: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RevertRequest:
+    """Undo recorded edits: the one record `activity`, or every edit `target_agent` made at or
+    after `since_ms` (newest first, all or nothing). `agent` is who asks (a person, usually)."""
+
+    agent: str
+    activity: int | None = None
+    target_agent: str | None = None
+    since_ms: int | None = None
 
 
 ToolRequest = ReadRequest | EditRequest | WriteRequest | OutputsRequest | RunRequest

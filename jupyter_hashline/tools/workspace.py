@@ -35,27 +35,43 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..hashline import messages
-from ..hashline.errors import HashlineError, NotFoundError, is_not_found
+from ..hashline.errors import HashlineError, NotFoundError, StaleTagError, is_not_found
 from ..hashline.locks import PathLocks
 from ..hashline.patcher import MiB, Patcher, SeenLinesPolicy
 from ..hashline.recovery import carry_lines
-from ..hashline.results import PartialWriteError, PatchResult
+from ..hashline.results import PartialWriteError, PatchResult, SectionOp, SectionResult
 from ..hashline.store import SnapshotStore
 from ..hashline.text import line_count, section_tag
 from ..kernels import DEFAULT_TIMEOUT_S, CellRunner, KernelRun, NotRunnableError
-from ..notebook import NotebookFilesystem
+from ..notebook import NotebookFilesystem, capturing_removed, restoring_cells
 from ..notebook.filesystem import is_notebook_path
 from .activity import ActivityLog, ActivityRecord
 from .calls import ToolOutcome
 from .catalog import CATALOG, DEFAULT_OUTPUT_CHARS
-from .errors import ChangedDuringWriteError, RunNotAllowedError, RunUnavailableError
+from .errors import (
+    ChangedDuringWriteError,
+    RevertNotAllowedError,
+    RevertRefusedError,
+    RunNotAllowedError,
+    RunUnavailableError,
+    UnknownActivityError,
+)
 from .requests import (
     EditRequest,
     OutputsRequest,
     ReadRequest,
+    RevertRequest,
     RunRequest,
     ToolRequest,
     WriteRequest,
+)
+from .revert import (
+    UndoPlan,
+    check_inverse,
+    describe_targets,
+    refused_message,
+    snapshot_after,
+    undo_plan,
 )
 from .runs import GatePassed, RunGate, TouchedCells, run_entries, run_reply
 
@@ -82,6 +98,7 @@ class Workspace:
         describe: str = "",
         runner: CellRunner | None = None,
         run_refusal: str | None = None,
+        revert_refusal: str | None = None,
     ) -> None:
         self.fs = fs
         self.store = store
@@ -97,6 +114,7 @@ class Workspace:
         self._patchers: OrderedDict[str, Patcher] = OrderedDict()
         self.runner = runner
         self.run_refusal = run_refusal
+        self.revert_refusal = revert_refusal
         self.touched = TouchedCells()
 
     # -- the tools -----------------------------------------------------------------------------
@@ -157,6 +175,27 @@ class Workspace:
 
         return await _guarded(work)
 
+    async def revert(self, request: RevertRequest) -> ToolOutcome:
+        """Undo recorded edits through the engine, newest first, all or nothing (revert.py)."""
+        try:
+            if self.revert_refusal is not None:
+                raise RevertNotAllowedError(self.revert_refusal)
+            targets = self._revert_targets(request)
+            steps = await self._undo_all(targets, request.agent)
+        except HashlineError as err:
+            return ToolOutcome.failure(err)
+        records = tuple(
+            record
+            for target, result, removed in steps
+            for record in self._record(result, request.agent, "revert", removed, (target.id,))
+        )
+        landed = [result.to_text() for _, result, _ in steps if result.changed]
+        undone = [target.id for target, _, _ in steps]
+        what = describe_targets(targets) if targets else "nothing"
+        text = "\n\n".join([f"Undid {what}." if landed else _NOTHING_TO_UNDO, *landed])
+        reply = {"reverted": undone, "activity": [r.to_json() for r in records], "text": text}
+        return ToolOutcome(text, reply=reply, activity=records)
+
     # -- per-agent state -----------------------------------------------------------------------
 
     def patcher(self, agent: str) -> Patcher:
@@ -207,16 +246,18 @@ class Workspace:
     async def _changing(
         self, agent: str, source: str, run: Callable[[], Awaitable[PatchResult]]
     ) -> ToolOutcome:
-        """Run an edit or write, retried on a live change, and record what landed."""
+        """Run an edit or write, retried on a live change, and record what landed (with the
+        cells it deleted, kept for an undo)."""
         try:
-            result = await self._retrying(run)
+            with capturing_removed() as removed:
+                result = await self._retrying(run)
         except PartialWriteError as err:
-            records = self._record(err.result, agent, source)
+            records = self._record(err.result, agent, source, removed)
             await self._note_touched(agent, err.result)
             return ToolOutcome.failure(err, result=err.result, activity=records)
         except HashlineError as err:
             return ToolOutcome.failure(err)
-        records = self._record(result, agent, source)
+        records = self._record(result, agent, source, removed)
         await self._note_touched(agent, result)
         reply = {**result.to_json(), "activity": [record.to_json() for record in records]}
         return ToolOutcome(result.to_text(), reply=reply, result=result, activity=records)
@@ -229,8 +270,107 @@ class Workspace:
                 continue
         return await run()
 
-    def _record(self, result: PatchResult, agent: str, source: str) -> tuple[ActivityRecord, ...]:
-        return tuple(self.activity.record_result(result, who=agent, source=source))
+    def _record(
+        self,
+        result: PatchResult,
+        agent: str,
+        source: str,
+        removed: dict[str, dict[str, Any]],
+        reverts: tuple[int, ...] = (),
+    ) -> tuple[ActivityRecord, ...]:
+        def undo(section: SectionResult) -> UndoPlan | None:
+            if section.op is not SectionOp.UPDATE:
+                return None  # a created file is not undone (that would delete it)
+            return undo_plan(section.path, section.before, section.after, removed)
+
+        records = self.activity.record_result(
+            result, who=agent, source=source, undo=undo, reverts=reverts
+        )
+        return tuple(records)
+
+    # -- undo ----------------------------------------------------------------------------------
+
+    def _revert_targets(self, request: RevertRequest) -> list[ActivityRecord]:
+        """The records to undo, newest first; refuses unknown, already undone or un-undoable
+        ones before anything is written."""
+        recent = self.activity.recent()
+        undone_by = {rid: r.id for r in recent for rid in r.reverts}
+        if request.activity is not None:
+            found = [r for r in recent if r.id == request.activity]
+            if not found:
+                raise UnknownActivityError(
+                    f"No activity {request.activity} here (the feed keeps the newest "
+                    f"{len(recent)} records). Nothing was written."
+                )
+            targets = found
+        else:
+            since = request.since_ms or 0
+            targets = [
+                r
+                for r in recent
+                if r.who == request.target_agent
+                and r.at_ms >= since
+                and r.source != "revert"
+                and not r.runs
+                and r.id not in undone_by
+            ]
+        for record in targets:
+            _check_undoable(record, undone_by)
+        return targets
+
+    async def _undo_all(
+        self, targets: list[ActivityRecord], agent: str
+    ) -> list[tuple[ActivityRecord, PatchResult, dict[str, dict[str, Any]]]]:
+        """Undo each target in order; when one is refused, put back the ones that landed."""
+        steps: list[tuple[ActivityRecord, PatchResult, dict[str, dict[str, Any]]]] = []
+        for record in targets:
+            assert record.undo is not None, "_revert_targets checked it"
+            try:
+                result, removed = await self._undo(record.undo, record.id, agent)
+            except HashlineError as err:
+                await self._roll_back(steps, agent)
+                raise _refused(err, record, len(steps)) from err
+            steps.append((record, result, removed))
+        return steps
+
+    async def _undo(
+        self, plan: UndoPlan, activity_id: int, agent: str
+    ) -> tuple[PatchResult, dict[str, dict[str, Any]]]:
+        """Apply one plan through an exact-rows patcher, from the snapshot the edit produced."""
+        key = await self.fs.canonical_path(self._resolve(plan.path))
+        snapshot = snapshot_after(self.store, key, plan)
+        if snapshot is None:
+            raise RevertRefusedError(
+                f"Activity {activity_id} cannot be undone safely: the text it produced is no "
+                "longer in the snapshot store (too many versions since), so its lines cannot "
+                "be told apart from later changes. Nothing was written."
+            )
+        check_inverse(plan, snapshot.text, activity_id)
+        self.store.record(key, snapshot.text)  # its tag now names this very text
+        patcher = Patcher(
+            self.fs,
+            self.store,
+            SeenLinesPolicy.OFF,  # a person's undo: they need not have read the lines
+            max_patch_bytes=self.max_patch_bytes,
+            max_file_bytes=self.max_file_bytes,
+            repair_echo=False,
+            agent=agent,
+            locks=self.locks,
+            exact_rows=True,
+        )
+        with capturing_removed() as removed, restoring_cells(plan.restore):
+            result = await self._retrying(lambda: patcher.apply(plan.section()))
+        return result, removed
+
+    async def _roll_back(
+        self, steps: list[tuple[ActivityRecord, PatchResult, dict[str, dict[str, Any]]]], agent: str
+    ) -> None:
+        """Undo the undos that landed, newest first (all or nothing)."""
+        for record, result, removed in reversed(steps):
+            for section in result.sections:
+                if section.written and section.before != section.after:
+                    plan = undo_plan(section.path, section.before, section.after, removed)
+                    await self._undo(plan, record.id, agent)
 
     async def _note_touched(self, agent: str, result: PatchResult) -> None:
         """Remember the cells each landed notebook section touched: the agent's next run's
@@ -305,6 +445,36 @@ async def _guarded(work: Work) -> ToolOutcome:
         return await work()
     except HashlineError as err:
         return ToolOutcome.failure(err)
+
+
+_NOTHING_TO_UNDO = "Nothing to undo: no matching edit, or the files already read as before it."
+
+
+def _check_undoable(record: ActivityRecord, undone_by: dict[int, int]) -> None:
+    if record.id in undone_by:
+        raise RevertRefusedError(
+            f"Activity {record.id} was already undone (by activity {undone_by[record.id]}). "
+            "Nothing was written."
+        )
+    if record.undo is None:
+        what = (
+            "a run changes outputs, not text"
+            if record.runs
+            else (
+                "this server did not keep what undoing it needs (a file it created, or an edit "
+                "recorded elsewhere)"
+            )
+        )
+        raise RevertRefusedError(
+            f"Activity {record.id} cannot be undone: {what}. Nothing was written."
+        )
+
+
+def _refused(err: HashlineError, record: ActivityRecord, landed: int) -> HashlineError:
+    """The error of an undo refused at `record` (after `landed` others were put back)."""
+    if not isinstance(err, (StaleTagError, RevertRefusedError)):
+        return err
+    return RevertRefusedError(refused_message(record, err.message, landed))
 
 
 def _not_runnable(path: str) -> str:

@@ -12,6 +12,7 @@ def test_exported_members() -> None:
         "LoadedNotebook",
         "NotebookFilesystem",
         "ProjectedCell",
+        "capturing_removed",
         "cell_outputs",
         "is_notebook_path",
         "load_notebook",
@@ -21,6 +22,7 @@ def test_exported_members() -> None:
         "parse_projection",
         "project_notebook",
         "rebase_lines",
+        "restoring_cells",
         "serialize_notebook",
     ]
     for name in notebook.__all__:

@@ -93,6 +93,7 @@ EXAMPLES: dict[tuple[str, str], Example] = {
     ("/hashline/write", "POST"): fixed(body=json.dumps({"path": "w.txt", "content": "w\n"})),
     ("/hashline/outputs", "GET"): fixed(params={"path": "nb.ipynb", "cell": "cell-0"}),
     ("/hashline/run", "POST"): example_run,
+    ("/hashline/revert", "POST"): fixed(body=json.dumps({"agent": "nobody", "since_ms": 0})),
     ("/hashline/snapshots", "GET"): fixed(),
     ("/hashline/activity", "GET"): fixed(),
     ("/hashline/sessions", "GET"): fixed(),

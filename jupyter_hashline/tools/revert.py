@@ -1,0 +1,177 @@
+"""Undoing an agent's edit: what is kept when the edit is recorded, and the inverse edit.
+
+An edit turned text `before` into text `after` (for a notebook, its projection). Its undo is
+an ordinary edit of `after` (`UndoPlan.section()`: tagged with `after`'s tag, rows from
+`before`), sent through the engine like any other: where the file is still `after` it simply
+applies; where a person changed the file since, the engine's three-way recovery lands it only
+if every line the agent wrote is unchanged (the person's other changes, even in the same cell,
+are kept), else it is rejected and nothing is written.
+
+Invariants:
+- A plan holds only the changed middle of the two texts (the rows to put back), their digests
+  and the cells the edit deleted (whole, outputs and metadata included): never a whole file.
+- `inverse_edits(before, after)` applied exactly (no row repairs) to `after` gives `before`;
+  a plan whose inverse does not (a changed final newline) is refused before anything is
+  written (`check_inverse`), never applied approximately.
+- The engine may only use the snapshot of `after` that the plan's digest names: a tag is an
+  address, not an identity, so the text is compared by digest.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import xxhash
+
+from ..hashline.apply import apply_edits
+from ..hashline.edits import Edit, PatchSection
+from ..hashline.store import Snapshot, SnapshotStore
+from ..hashline.text import section_tag, split_lines
+from .errors import BadArgumentsError, RevertRefusedError
+from .requests import RevertRequest
+
+_CELL_MARKER = re.compile(r"^# %% \[[^\]]*\](?:.* )?id=(\S+)", re.MULTILINE)
+_NOTHING: Mapping[str, Mapping[str, Any]] = MappingProxyType({})
+
+__all__ = [
+    "UndoPlan",
+    "check_inverse",
+    "inverse_edits",
+    "revert_request",
+    "snapshot_after",
+    "text_digest",
+    "undo_plan",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class UndoPlan:
+    """How to undo one recorded edit of `path` (see the module docstring)."""
+
+    path: str
+    after_tag: str
+    after_digest: str
+    before_digest: str
+    edits: tuple[Edit, ...]
+    restore: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def section(self) -> PatchSection:
+        """The undo as an edit of the text the recorded edit produced."""
+        return PatchSection(path=self.path, tag=self.after_tag, edits=self.edits)
+
+
+def text_digest(text: str) -> str:
+    """A 64-bit digest of a whole text: tells two texts with one 16-bit tag apart."""
+    return xxhash.xxh3_64_hexdigest(text.encode("utf-8", "surrogatepass"))
+
+
+def undo_plan(
+    path: str, before: str, after: str, removed: Mapping[str, Mapping[str, Any]] = _NOTHING
+) -> UndoPlan:
+    """The plan that undoes `before` -> `after`; `removed` are the cells that edit deleted."""
+    gone = _cell_ids(before) - _cell_ids(after) if removed else set()
+    return UndoPlan(
+        path=path,
+        after_tag=section_tag(after),
+        after_digest=text_digest(after),
+        before_digest=text_digest(before),
+        edits=inverse_edits(before, after),
+        restore={cid: removed[cid] for cid in sorted(gone) if cid in removed},
+    )
+
+
+def inverse_edits(before: str, after: str) -> tuple[Edit, ...]:
+    """Edits of `after` (its line numbers) that turn it back into `before`."""
+    old, new = split_lines(before), split_lines(after)
+    head, limit = 0, min(len(old), len(new))
+    while head < limit and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    matcher = difflib.SequenceMatcher(
+        a=old[head : len(old) - tail], b=new[head : len(new) - tail], autojunk=False
+    )
+    edits: list[Edit] = []
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        a1, a2, b1, b2 = i1 + head, i2 + head, j1 + head, j2 + head
+        if op == "replace":
+            edits.append(Edit.replace(b1 + 1, b2, old[a1:a2]))
+        elif op == "insert":
+            edits.append(Edit.delete(b1 + 1, b2))
+        elif op == "delete":
+            rows = old[a1:a2]
+            edits.append(Edit.insert_after(b1, rows) if b1 else Edit.insert_head(rows))
+    return tuple(edits)
+
+
+def check_inverse(plan: UndoPlan, after: str, activity_id: int) -> None:
+    """Refuse a plan whose inverse does not give back the text before the edit exactly."""
+    undone = apply_edits(after, plan.edits, exact=True).text
+    if text_digest(undone) != plan.before_digest:
+        raise RevertRefusedError(
+            f"Activity {activity_id} cannot be undone exactly (it changed how {plan.path} "
+            "ends, e.g. its final newline), so nothing was written. Edit the file by hand."
+        )
+
+
+def snapshot_after(store: SnapshotStore, key: str, plan: UndoPlan) -> Snapshot | None:
+    """The stored text the edit produced (matched by digest, not by tag alone)."""
+    for snapshot in store.history(key):
+        if snapshot.tag == plan.after_tag and text_digest(snapshot.text) == plan.after_digest:
+            return snapshot
+    return None
+
+
+def _cell_ids(text: str) -> set[str]:
+    """The cell ids a hashline projection's marker lines name."""
+    return {match.group(1) for match in _CELL_MARKER.finditer(text)}
+
+
+def describe_targets(records: Sequence[Any]) -> str:
+    """`activity 12`, or `activities 14, 13, 12` (newest first)."""
+    ids = ", ".join(str(record.id) for record in records)
+    return f"activit{'ies' if len(records) > 1 else 'y'} {ids}"
+
+
+def revert_request(data: Mapping[str, Any], *, agent: str) -> RevertRequest:
+    """The revert a JSON body asks for: `{"activity": ID}` or `{"agent": NAME, "since_ms": T}`."""
+    unknown = sorted(set(data) - {"activity", "agent", "since_ms"})
+    if unknown:
+        raise BadArgumentsError(f"revert: unknown field(s) {', '.join(unknown)}. {_REVERT_FORM}")
+    if "activity" in data:
+        if "agent" in data or "since_ms" in data:
+            raise BadArgumentsError(f"revert: give `activity` alone. {_REVERT_FORM}")
+        return RevertRequest(agent=agent, activity=_count(data["activity"], "activity", 1))
+    name = data.get("agent")
+    if not isinstance(name, str) or not name.strip() or "since_ms" not in data:
+        raise BadArgumentsError(
+            f"revert: `agent` (a name) and `since_ms` are needed. {_REVERT_FORM}"
+        )
+    since = _count(data["since_ms"], "since_ms", 0)
+    return RevertRequest(agent=agent, target_agent=name, since_ms=since)
+
+
+_REVERT_FORM = 'Send {"activity": ID} or {"agent": NAME, "since_ms": T}.'
+
+
+def _count(value: object, name: str, least: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise BadArgumentsError(f"revert: `{name}` must be an integer >= {least}. {_REVERT_FORM}")
+    return value
+
+
+def refused_message(record: Any, reason: str, put_back: int) -> str:
+    """Why the undo of `record` was refused, for the person who asked."""
+    first = (
+        f"Undo of activity {record.id} ({record.who}, {record.path}) refused: the lines that "
+        "edit wrote changed since, or it cannot land safely. Nothing was written"
+    )
+    if put_back:
+        first += f" (the {put_back} newer undo(s) of this request were put back)"
+    return f"{first}.\n{reason}"
