@@ -6,7 +6,8 @@
 Commands: `read PATH [--offset N] [--limit N] [--cells ID,ID]`, `patch [FILE|-]` (edit text
 or the JSON form), `write PATH [FILE|-]`, `outputs PATH CELL [--max-chars N]`,
 `run PATH --tag TAG [--cell ID ...] [--timeout S] [--max-chars N]` (run code cells whose
-sources are as they were at TAG), `mcp` (the MCP server on stdio), `demo [--provider P]` and
+sources are as they were at TAG), `revert ID` or `revert --by AGENT --since-ms T` (with
+`--server`: undo recorded edits, safely), `mcp` (the MCP server on stdio), `demo [--provider P]` and
 `simulator` (the offline provider simulator).
 
 The notebook commands run the same tools as MCP and agent sessions (`jupyter_hashline.tools`),

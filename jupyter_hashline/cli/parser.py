@@ -76,6 +76,17 @@ def add_tool_commands(commands: Any) -> None:
     run.add_argument("--timeout", help="seconds each cell may run (1 to 600, default 60)")
     run.add_argument("--max-chars", help="clip each cell's output text to this many characters")
     run.set_defaults(run=tool_commands.run)
+    revert = commands.add_parser(
+        "revert",
+        help="undo a recorded edit on the server (--server), or every edit of one agent since "
+        "a time; it lands only where the lines the edit wrote are unchanged",
+    )
+    revert.add_argument("activity", nargs="?", help="the id of the activity record to undo")
+    revert.add_argument("--by", metavar="AGENT", help="undo every edit this agent made...")
+    revert.add_argument(
+        "--since-ms", metavar="T", help="...at or after T (ms since the epoch, as at_ms)"
+    )
+    revert.set_defaults(run=tool_commands.revert)
 
 
 def _hosts() -> list[Any]:

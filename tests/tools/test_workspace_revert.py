@@ -16,7 +16,10 @@ from jupyter_hashline.notebook import NotebookFilesystem
 from jupyter_hashline.tools import RevertRequest, ToolOutcome, Workspace, revert_request, run_tool
 
 TWENTY = "".join(f"line {n}\n" for n in range(1, 21))
-PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+PNG = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAE"
+    "hQGAhKmMIQAAAABJRU5ErkJggg=="
+)
 
 
 def workspace(files: dict[str, str], **options: Any) -> tuple[InMemoryFilesystem, Workspace]:
