@@ -283,6 +283,14 @@ class NotebookFilesystem(Filesystem):
         except InvalidNotebookError:
             return None
 
+    def positional_ids(self, text: str) -> bool:
+        """Whether projection `text` (one this filesystem served lately) shows ids that name
+        cells by position or stand for copies of one id: there, which cell a marker names
+        can change when cells are added or removed elsewhere."""
+        with self._lock:
+            notes = self._id_notes.get(text)
+        return notes is not None and bool(notes)
+
     # -- internals -----------------------------------------------------------------------------
 
     async def _inner_write(self, path: str, content: str) -> WriteResult:

@@ -173,10 +173,12 @@ def _merge_cells(
             cell = _merge_cell(cells[index], item, ids[index], options, notes)
             merged.append((cell, ids[index], index in derived))
             continue
-        back = None if queue is not None or options.legacy else _restored(item, restored)
+        back = None if queue or options.legacy else _restored(item, restored)
         if back is not None:
-            notes.append(f"restored {item.cell_type} cell id={item.cell_id} (line {item.line})")
-            merged.append((from_dict(back) if options.node else back, str(item.cell_id), False))
+            if queue is not None:  # its id is another cell's now (a copy): the cell, a new id
+                back["id"] = options.fresh()
+            notes.append(f"restored {item.cell_type} cell id={back['id']} (line {item.line})")
+            merged.append((from_dict(back) if options.node else back, back["id"], False))
             continue
         cid = options.fresh()
         cell = _new_cell(item.cell_type, None if options.legacy else cid, item.source, options)

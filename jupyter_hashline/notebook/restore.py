@@ -14,8 +14,9 @@ merge without widening any signature in between):
 
 Invariants:
 - Outside these scopes merging behaves exactly as before: nothing is captured, nothing restored.
-- A restored cell keeps its own id only when that id is free in the notebook being merged;
-  a cell whose type the text changed is not restored (it is a new cell, as without the scope).
+- A restored cell keeps its own id when that id is free in the notebook being merged, else
+  (a copy of it holds the id now) it comes back whole under a fresh id; a cell whose type the
+  text changed is not restored (it is a new cell, as without the scope).
 - Captured and restored cells are deep copies: the caller's and the notebook's objects are
   never shared or mutated.
 """

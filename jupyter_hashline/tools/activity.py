@@ -93,8 +93,8 @@ class ActivityRecord:
 
     @property
     def undoable(self) -> bool:
-        """Whether this process kept what undoing the edit needs."""
-        return self.undo is not None
+        """Whether this process kept what undoing the edit needs, and may undo it."""
+        return self.undo is not None and not self.undo.refusal
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ActivityRecord:

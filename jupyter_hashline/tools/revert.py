@@ -22,7 +22,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -59,10 +59,19 @@ class UndoPlan:
     before_digest: str
     edits: tuple[Edit, ...]
     restore: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    refusal: str = ""  # why this edit may not be undone (empty: it may)
+    structural: bool = False  # it added, removed, moved or retyped cells
 
     def section(self) -> PatchSection:
         """The undo as an edit of the text the recorded edit produced."""
         return PatchSection(path=self.path, tag=self.after_tag, edits=self.edits)
+
+
+POSITIONAL = (
+    "it added, removed or moved cells of a notebook whose cell ids are derived from their "
+    "positions (nbformat < 4.5) or shared by copies of one id, so which cell is which cannot "
+    "be told once the notebook changed"
+)
 
 
 def text_digest(text: str) -> str:
@@ -71,16 +80,26 @@ def text_digest(text: str) -> str:
 
 
 def undo_plan(
-    path: str, before: str, after: str, removed: Mapping[str, Mapping[str, Any]] = _NOTHING
+    path: str,
+    before: str,
+    after: str,
+    removed: Mapping[str, Mapping[str, Any]] = _NOTHING,
+    *,
+    positional: bool = False,
 ) -> UndoPlan:
-    """The plan that undoes `before` -> `after`; `removed` are the cells that edit deleted."""
+    """The plan that undoes `before` -> `after`; `removed` are the cells that edit deleted;
+    `positional`: the notebook's shown ids name cells by position (or copies of one id)."""
     gone = _cell_ids(before) - _cell_ids(after) if removed else set()
+    edits = inverse_edits(before, after)
+    structural = _touches_markers(edits, split_lines(after))
     return UndoPlan(
+        refusal=POSITIONAL if positional and structural else "",
+        structural=structural,
         path=path,
         after_tag=section_tag(after),
         after_digest=text_digest(after),
         before_digest=text_digest(before),
-        edits=inverse_edits(before, after),
+        edits=edits,
         restore={cid: removed[cid] for cid in sorted(gone) if cid in removed},
     )
 
@@ -110,6 +129,37 @@ def inverse_edits(before: str, after: str) -> tuple[Edit, ...]:
     return tuple(edits)
 
 
+def clear_of_live_ids(plan: UndoPlan, live: str) -> UndoPlan:
+    """`plan` with every cell it brings back renamed where another cell holds its id now (a
+    pasted copy): the marker it writes would otherwise name, and overwrite, that cell."""
+    taken = _cell_ids(live) & set(plan.restore)
+    if not taken:
+        return plan
+    used = _cell_ids(live) | set(plan.restore)
+    names: dict[str, str] = {}
+    for cid in sorted(taken):
+        n = 2
+        while f"{cid}-{n}" in used:
+            n += 1
+        names[cid] = f"{cid}-{n}"
+        used.add(names[cid])
+
+    def rename(row: str) -> str:
+        found = _CELL_MARKER.match(row)
+        if found is None or found.group(1) not in names:
+            return row
+        return row[: found.start(1)] + names[found.group(1)] + row[found.end(1) :]
+
+    edits = tuple(
+        e.with_lines(e.start, e.end, tuple(rename(r) for r in e.lines)) for e in plan.edits
+    )
+    restore = {
+        names.get(cid, cid): {**cell, "id": names.get(cid, cid)}
+        for cid, cell in plan.restore.items()
+    }
+    return replace(plan, edits=edits, restore=restore)
+
+
 def check_inverse(plan: UndoPlan, after: str, activity_id: int) -> None:
     """Refuse a plan whose inverse does not give back the text before the edit exactly."""
     undone = apply_edits(after, plan.edits, exact=True).text
@@ -126,6 +176,18 @@ def snapshot_after(store: SnapshotStore, key: str, plan: UndoPlan) -> Snapshot |
         if snapshot.tag == plan.after_tag and text_digest(snapshot.text) == plan.after_digest:
             return snapshot
     return None
+
+
+def _touches_markers(edits: Sequence[Edit], after: Sequence[str]) -> bool:
+    """Whether the undo writes or removes a cell marker line (the edit changed the cells
+    themselves: added, removed, moved, split, merged or retyped them)."""
+    for edit in edits:
+        rows = list(edit.lines)
+        if edit.op.consumes:
+            rows += after[edit.start - 1 : edit.end]
+        if any(_CELL_MARKER.match(row) for row in rows):
+            return True
+    return False
 
 
 def _cell_ids(text: str) -> set[str]:

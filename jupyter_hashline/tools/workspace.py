@@ -66,8 +66,10 @@ from .requests import (
     WriteRequest,
 )
 from .revert import (
+    POSITIONAL,
     UndoPlan,
     check_inverse,
+    clear_of_live_ids,
     describe_targets,
     refused_message,
     snapshot_after,
@@ -281,7 +283,12 @@ class Workspace:
         def undo(section: SectionResult) -> UndoPlan | None:
             if section.op is not SectionOp.UPDATE:
                 return None  # a created file is not undone (that would delete it)
-            return undo_plan(section.path, section.before, section.after, removed)
+            positional = is_notebook_path(section.path) and any(
+                self.fs.positional_ids(text) for text in (section.before, section.after)
+            )
+            return undo_plan(
+                section.path, section.before, section.after, removed, positional=positional
+            )
 
         records = self.activity.record_result(
             result, who=agent, source=source, undo=undo, reverts=reverts
@@ -346,6 +353,14 @@ class Workspace:
                 "be told apart from later changes. Nothing was written."
             )
         check_inverse(plan, snapshot.text, activity_id)
+        if plan.structural:
+            live = await self.fs.read_text(self._resolve(plan.path))
+            if self.fs.positional_ids(live):
+                raise RevertRefusedError(
+                    f"Activity {activity_id} cannot be undone now: {POSITIONAL}. Nothing was "
+                    "written."
+                )
+            plan = clear_of_live_ids(plan, live)
         self.store.record(key, snapshot.text)  # its tag now names this very text
         patcher = Patcher(
             self.fs,
@@ -455,6 +470,10 @@ def _check_undoable(record: ActivityRecord, undone_by: dict[int, int]) -> None:
         raise RevertRefusedError(
             f"Activity {record.id} was already undone (by activity {undone_by[record.id]}). "
             "Nothing was written."
+        )
+    if record.undo is not None and record.undo.refusal:
+        raise RevertRefusedError(
+            f"Activity {record.id} cannot be undone: {record.undo.refusal}. Nothing was written."
         )
     if record.undo is None:
         what = (

@@ -176,3 +176,32 @@ def test_revert_bodies_are_validated() -> None:
         else:
             raise AssertionError(body)
     assert revert_request({"agent": "c", "since_ms": 5}, agent="p").target_agent == "c"
+
+
+async def test_a_cell_added_to_a_notebook_without_ids_is_not_undone_by_position() -> None:
+    legacy = nbformat.reads(notebook(), 4)
+    legacy.nbformat_minor = 4
+    for cell in legacy.cells:
+        del cell["id"]
+    inner, ws = workspace({"a.ipynb": nbformat.writes(legacy) + "\n"})
+    done = await edit(ws, "claude", "a.ipynb", "insert after 3:\n+# %% [code]\n+print('new')\n")
+    assert done.activity[0].to_json()["undoable"] is False
+    before = inner.get("a.ipynb")
+    refused = await revert(ws, activity=done.activity[0].id)
+    assert (refused.kind, refused.status) == ("revert_refused", 409)
+    assert "positions" in refused.text and inner.get("a.ipynb") == before
+
+
+async def test_a_deleted_cell_whose_id_a_copy_took_comes_back_whole_under_a_new_id() -> None:
+    inner, ws = workspace({"a.ipynb": notebook()})
+    done = await edit(ws, "claude", "a.ipynb", "delete 4..8\n")
+    current = nbformat.reads(inner.get("a.ipynb"), 4)
+    copy = nbformat.v4.new_code_cell("print('a copy')", id="load")  # a paste kept the old id
+    current.cells.append(copy)
+    inner.set("a.ipynb", nbformat.writes(current) + "\n")
+    undone = await revert(ws, activity=done.activity[0].id)
+    assert not undone.is_error, undone.text
+    back = nbformat.reads(inner.get("a.ipynb"), 4).cells
+    assert [c.source for c in back][1] == "import math\nx = 1\ny = 2\nprint(x + y)"
+    assert back[1].outputs[0]["text"] == "3\n" and back[1].id == "load-2"
+    assert back[-1].id == "load" and back[-1].source == "print('a copy')"
