@@ -193,7 +193,7 @@ export interface ActivityRecord {
   /** What happened to the file: 'update' or 'create' (an edit), 'run' (cells ran; the outputs changed, not the text). */
   op: "update" | "create" | "run";
   at_ms: number;
-  /** The agent that made the edit: the X-Hashline-Agent header, the user, a token's fixed name, an MCP connection, a CLI --agent or a session id. */
+  /** The agent that made the record, by a readable name: the X-Hashline-Agent header, else the user (a token-only request: the server's owner and the client, e.g. 'ada via curl'); an MCP client's name; a CLI --agent; a Session's label or 'provider/model #n'. Never a token, a hash or a random id. */
   who: string;
   /** The route that made the record ('revert': an undo of the records `reverts` names). */
   source: "patch" | "write" | "run" | "revert";
