@@ -116,6 +116,7 @@ class Session:
         self.edits = ActivityLog(MAX_EDITS_KEPT, clock_ms=lambda: int(clock() * 1000))
         self.turns = 0
         self.active = False
+        self.closed = False
         self._observers: list[Observer] = []
         self.agent = label or session_id or _numbered(f"{self.provider}/{self.model}")
         self.label = label or self.agent
@@ -148,8 +149,12 @@ class Session:
         return reply.text if reply is not None else ""
 
     async def aclose(self) -> None:
-        """Release the workspace: a server's HTTP client, the kernels a directory session
-        started (shut down)."""
+        """Tell the server the session ended (its sidebar shows it closed), then release the
+        workspace: a server's HTTP client, the kernels a directory session started."""
+        if not self.closed:
+            self.closed = True
+            if self.turns:
+                await self.publish()
         await self.workspace.aclose()
 
     async def __aenter__(self) -> Session:
@@ -250,6 +255,7 @@ class Session:
             "model": self.model,
             "turns": self.turns,
             "active": self.active,
+            "closed": self.closed,
             "via": self.via.value,
         }
         return state

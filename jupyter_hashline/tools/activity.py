@@ -15,7 +15,8 @@ Invariants:
   passed the stale-safe gate (`op` and `source` "run"; `runs` holds each cell's status and
   duration, `cells` the cells asked for, `diff` is empty: a run changes outputs, not text).
 - A record's diff is a unified diff of the text as the agent saw it (for notebooks, the
-  projection), clipped to `max_diff_chars` with a marker saying how much was left out.
+  projection; each hunk header names the cell its first change is in: `@@ ... @@ cell ID`),
+  clipped to `max_diff_chars` with a marker saying how much was left out.
 - `cells` names the notebook cells whose lines (marker or source) the edit touched, in order
   of their first appearance; empty for plain text files.
 - Listeners (`subscribe`) hear every new record once, after it is stored and outside the
@@ -188,7 +189,9 @@ def unified_diff(path: str, before: str, after: str, max_chars: int, context: in
     codes = _grouped(changed.opcodes(), context)
     for group in codes:
         i1, j1, i2, j2 = group[0][1], group[0][3], group[-1][2], group[-1][4]
-        out.append(f"@@ -{_span(i1, i2)} +{_span(j1, j2)} @@\n")
+        cell = _hunk_cell(changed, group)
+        where = f" cell {cell}" if cell else ""
+        out.append(f"@@ -{_span(i1, i2)} +{_span(j1, j2)} @@{where}\n")
         for op, a1, a2, b1, b2 in group:
             if op == "equal":
                 out.extend(" " + line for line in changed.old[a1:a2])
@@ -220,6 +223,15 @@ class _KnownOpcodes(difflib.SequenceMatcher):
 
     def get_opcodes(self) -> Any:
         return self._codes
+
+
+def _hunk_cell(changed: _Changed, group: list[Opcode]) -> str | None:
+    """The notebook cell a hunk's first change is in (None for plain text): after the hunk
+    header, as `git diff` names the function a hunk is in, so a reader can group by cell."""
+    op, i1, _, j1, _ = next(code for code in group if code[0] != "equal")
+    if op == "delete":
+        return _marker_above(changed.old, i1)
+    return _marker_above(changed.new, j1)
 
 
 def _marker_above(lines: list[str], index: int) -> str | None:

@@ -271,8 +271,13 @@ export interface SessionSummary {
   prefix_short_id: string | null;
   hit_ratio: number | null;
   turns: number | null;
+  /** Edits of files in the snapshot's activity (runs are counted apart). */
   edits: number | null;
+  /** Runs of notebook cells in the snapshot's activity. */
+  runs: number | null;
   rebuilds: number | null;
+  /** The session ended (Session.aclose() posted its last snapshot). */
+  closed: boolean;
   [key: string]: unknown;
 }
 
