@@ -6,6 +6,7 @@
  * - The panel is tracked by the layout restorer (when present), so it comes back open after a
  *   reload if it was open before.
  * - The command `hashline:open-sidebar` reveals it (also from the command palette).
+ * - Cells an agent changed carry a badge in open notebooks (badges.ts; with a notebook tracker).
  * - It listens to the server's event stream (`ServiceManager.events`), and takes its fallback
  *   poll period from the `pollIntervalMs` setting (schema/sidebar.json), live as it changes;
  *   until the settings load (or without a settings registry) the default applies.
@@ -19,13 +20,14 @@ import {
 } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
 import { IDocumentManager } from '@jupyterlab/docmanager';
+import { INotebookTracker } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { LabIcon } from '@jupyterlab/ui-components';
 
 import { HashlineApi } from './api';
 // The sidebar is added to the shell at activation, so it is needed at once.
 // eslint-disable-next-line jupyter/prefer-lazy-imports
-import { HashlineSidebar } from './sidebar';
+import { ACTIVITY_LIMIT, HashlineSidebar } from './sidebar';
 
 const PLUGIN_ID = 'jupyter-hashline:sidebar';
 export const OPEN_COMMAND = 'hashline:open-sidebar';
@@ -48,10 +50,12 @@ function activate(
   docManager: IDocumentManager,
   restorer: ILayoutRestorer | null,
   palette: ICommandPalette | null,
-  settingRegistry: ISettingRegistry | null
+  settingRegistry: ISettingRegistry | null,
+  notebooks: INotebookTracker | null
 ): void {
+  const api = new HashlineApi(app.serviceManager.serverSettings);
   const sidebar = new HashlineSidebar({
-    source: new HashlineApi(app.serviceManager.serverSettings),
+    source: api,
     events: app.serviceManager.events.stream,
     openEdit: async edit => {
       const { openEdit } = await import('./navigate');
@@ -70,6 +74,19 @@ function activate(
     execute: () => labShell.activateById(sidebar.id)
   });
   palette?.addItem({ command: OPEN_COMMAND, category: 'Hashline' });
+  if (notebooks) {
+    void import('./badges').then(({ CellBadges }) => {
+      new CellBadges({
+        tracker: notebooks,
+        activity: () => api.activity(ACTIVITY_LIMIT),
+        events: app.serviceManager.events.stream,
+        reveal: id => {
+          labShell.activateById(sidebar.id);
+          sidebar.reveal(id);
+        }
+      });
+    });
+  }
 }
 
 /** Apply the `pollIntervalMs` setting now and whenever it changes. */
@@ -97,7 +114,12 @@ const plugin: JupyterFrontEndPlugin<void> = {
   description: 'Sidebar with hashline agent edits, sessions and snapshots.',
   autoStart: true,
   requires: [ILabShell, IDocumentManager],
-  optional: [ILayoutRestorer, ICommandPalette, ISettingRegistry],
+  optional: [
+    ILayoutRestorer,
+    ICommandPalette,
+    ISettingRegistry,
+    INotebookTracker
+  ],
   activate
 };
 
