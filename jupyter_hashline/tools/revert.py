@@ -228,12 +228,28 @@ def _count(value: object, name: str, least: int) -> int:
     return value
 
 
+_STALE_HEAD = re.compile(
+    r"^Edit rejected: (?P<path>.+?) changed since your read, and (?P<why>.+)\. Nothing was "
+    r"written\. Current header: \[.*\]$"
+)
+_STALE_TAIL = re.compile(r"^(?:\(\* = changed since your read\) )?Re-read .*$")
+
+
 def refused_message(record: Any, reason: str, put_back: int) -> str:
-    """Why the undo of `record` was refused, for the person who asked."""
-    first = (
-        f"Undo of activity {record.id} ({record.who}, {record.path}) refused: the lines that "
-        "edit wrote changed since, or it cannot land safely. Nothing was written"
+    """Why the undo of `record` was refused, for the person who asked: the engine's rejection
+    told from the person's side (the lines, starred where they changed since the edit)."""
+    nothing = "Nothing was written" + (
+        f" (the {put_back} newer undo(s) of this request were put back)." if put_back else "."
     )
-    if put_back:
-        first += f" (the {put_back} newer undo(s) of this request were put back)"
-    return f"{first}.\n{reason}"
+    first = f"Undo of activity {record.id} ({record.who}, {record.path}) refused"
+    lines = reason.split("\n")
+    head = _STALE_HEAD.match(lines[0])
+    if head is None:
+        return f"{first}. {nothing}\n{reason}"
+    rows = [row for row in lines[1:] if not _STALE_TAIL.match(row)]
+    starred = any(row.startswith("*") for row in rows)
+    why = head["why"].replace("where you edit it", "where that edit wrote")
+    legend = ["(* = changed since the edit)"] if starred else []
+    return "\n".join(
+        [f"{first}: {head['path']} changed since that edit, and {why}. {nothing}", *rows, *legend]
+    )
