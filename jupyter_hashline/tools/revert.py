@@ -86,17 +86,18 @@ def undo_plan(
     removed: Mapping[str, Mapping[str, Any]] = _NOTHING,
     *,
     positional: bool = False,
+    after_tag: str | None = None,
 ) -> UndoPlan:
     """The plan that undoes `before` -> `after`; `removed` are the cells that edit deleted;
-    `positional`: the notebook's shown ids name cells by position (or copies of one id)."""
+    `positional`: the notebook's shown ids name cells by position (or copies of one id);
+    `after_tag`: the tag of `after` when the caller has it already."""
     gone = _cell_ids(before) - _cell_ids(after) if removed else set()
-    edits = inverse_edits(before, after)
-    structural = _touches_markers(edits, split_lines(after))
+    edits, structural = _inverse(before, after)
     return UndoPlan(
         refusal=POSITIONAL if positional and structural else "",
         structural=structural,
         path=path,
-        after_tag=section_tag(after),
+        after_tag=after_tag or section_tag(after),
         after_digest=text_digest(after),
         before_digest=text_digest(before),
         edits=edits,
@@ -106,27 +107,76 @@ def undo_plan(
 
 def inverse_edits(before: str, after: str) -> tuple[Edit, ...]:
     """Edits of `after` (its line numbers) that turn it back into `before`."""
-    old, new = split_lines(before), split_lines(after)
-    head, limit = 0, min(len(old), len(new))
-    while head < limit and old[head] == new[head]:
-        head += 1
-    tail = 0
-    while tail < limit - head and old[-1 - tail] == new[-1 - tail]:
-        tail += 1
-    matcher = difflib.SequenceMatcher(
-        a=old[head : len(old) - tail], b=new[head : len(new) - tail], autojunk=False
-    )
+    return _inverse(before, after)[0]
+
+
+def _inverse(before: str, after: str) -> tuple[tuple[Edit, ...], bool]:
+    """The inverse edits, and whether they write or remove a cell marker line (the edit added,
+    removed, moved, split, merged or retyped cells).
+
+    Only the changed middle is split into lines and diffed: the common head and tail are found
+    by comparing blocks of text, so an edit of a huge notebook costs what it changed."""
+    head_chars, tail_chars = _common_ends(before, after)
+    head = before.count("\n", 0, head_chars)  # whole lines the two texts share at the top
+    old = split_lines(before[head_chars : len(before) - tail_chars])
+    new = split_lines(after[head_chars : len(after) - tail_chars])
+    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
     edits: list[Edit] = []
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        a1, a2, b1, b2 = i1 + head, i2 + head, j1 + head, j2 + head
+    structural = False
+    for op, a1, a2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            continue
+        b1, b2 = j1 + head, j2 + head
+        structural = structural or any(
+            _CELL_MARKER.match(row) for row in (*old[a1:a2], *new[j1:j2])
+        )
         if op == "replace":
             edits.append(Edit.replace(b1 + 1, b2, old[a1:a2]))
         elif op == "insert":
             edits.append(Edit.delete(b1 + 1, b2))
-        elif op == "delete":
+        else:
             rows = old[a1:a2]
             edits.append(Edit.insert_after(b1, rows) if b1 else Edit.insert_head(rows))
-    return tuple(edits)
+    return tuple(edits), structural
+
+
+def _common_ends(a: str, b: str) -> tuple[int, int]:
+    """Lengths of the common head and tail of `a` and `b`, cut back to whole lines (the head
+    ends after a line break, the tail starts after one) and never overlapping."""
+    limit = min(len(a), len(b))
+    head = _common_run(a, b, limit, reverse=False)
+    head = a.rfind("\n", 0, head) + 1
+    tail = _common_run(a, b, limit - head, reverse=True)
+    start_a, start_b = len(a) - tail, len(b) - tail
+    at_line_start = all(
+        start == 0 or t[start - 1] == "\n" for t, start in ((a, start_a), (b, start_b))
+    )
+    if tail and not at_line_start:  # mid-line in either text: start at the next line
+        cut = a.find("\n", start_a)
+        tail = 0 if cut < 0 else len(a) - cut - 1
+    return head, tail
+
+
+def _common_run(a: str, b: str, limit: int, *, reverse: bool) -> int:
+    """How many characters `a` and `b` share at their start (or end), at most `limit`:
+    equal blocks are skipped whole (a C comparison), the last one is searched by halves."""
+
+    def same(lo: int, hi: int) -> bool:
+        if reverse:
+            return a[len(a) - hi : len(a) - lo] == b[len(b) - hi : len(b) - lo]
+        return a[lo:hi] == b[lo:hi]
+
+    done, block = 0, 1 << 16
+    while done + block <= limit and same(done, done + block):
+        done += block
+    low, high = done, min(done + block, limit)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if same(done, middle):
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 def clear_of_live_ids(plan: UndoPlan, live: str) -> UndoPlan:
@@ -176,18 +226,6 @@ def snapshot_after(store: SnapshotStore, key: str, plan: UndoPlan) -> Snapshot |
         if snapshot.tag == plan.after_tag and text_digest(snapshot.text) == plan.after_digest:
             return snapshot
     return None
-
-
-def _touches_markers(edits: Sequence[Edit], after: Sequence[str]) -> bool:
-    """Whether the undo writes or removes a cell marker line (the edit changed the cells
-    themselves: added, removed, moved, split, merged or retyped them)."""
-    for edit in edits:
-        rows = list(edit.lines)
-        if edit.op.consumes:
-            rows += after[edit.start - 1 : edit.end]
-        if any(_CELL_MARKER.match(row) for row in rows):
-            return True
-    return False
 
 
 def _cell_ids(text: str) -> set[str]:

@@ -287,7 +287,12 @@ class Workspace:
                 self.fs.positional_ids(text) for text in (section.before, section.after)
             )
             return undo_plan(
-                section.path, section.before, section.after, removed, positional=positional
+                section.path,
+                section.before,
+                section.after,
+                removed,
+                positional=positional,
+                after_tag=section.tag,
             )
 
         records = self.activity.record_result(
