@@ -2,13 +2,14 @@
 driven by Playwright through Debian's Chromium (the story: scripts/undo_story.py).
 
 A person types unsaved text in one cell while the agent edits another: the edited cell gets a
-badge; Undo in the sidebar removes the agent's change in the open notebook and on disk, the
+badge (hover: the cell's diff; a click opens its entry in the sidebar); Undo there removes the agent's change in the open notebook and on disk, the
 person's typing kept. The agent edits again; the person changes the very line it wrote (the
 badge clears): the second Undo is refused, the sidebar says why, nothing changes.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,6 @@ from scripts.undo_story import (
     NOTEBOOK,
     Rest,
     editors,
-    open_sidebar,
     sources_on_disk,
     type_at_end_of_line,
     wait_for_disk,
@@ -70,10 +70,13 @@ def test_undo_from_the_sidebar_keeps_the_persons_typing_and_refuses_a_changed_li
             expect(badge).to_have_count(1)
             expect(badge.locator(".jp-hashline-badge-open")).to_contain_text("claude-code")
 
-            sidebar = open_sidebar(page)
+            expect(badge).to_have_attribute("title", re.compile(r"\(1 - rate\)  # agent"))
+            badge.locator(".jp-hashline-badge-open").click()  # the badge opens its entry
+            sidebar = page.locator("#jupyter-hashline-sidebar")
+            expect(sidebar).to_be_visible()
             edit = sidebar.locator(".jp-hashline-edit").first
+            expect(edit).to_have_class(re.compile("jp-mod-expanded"))
             expect(edit.locator(".jp-hashline-who")).to_have_text("claude-code")
-            edit.locator(".jp-hashline-edit-toggle").click()
             expect(edit.locator(".jp-hashline-cell-diff-title")).to_have_text(["cell model"])
             edit.locator(".jp-hashline-undo").click()
             expect(cells.nth(2)).not_to_contain_text("# agent")
