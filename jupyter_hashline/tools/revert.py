@@ -30,19 +30,24 @@ import xxhash
 
 from ..hashline.apply import apply_edits
 from ..hashline.edits import Edit, PatchSection
+from ..hashline.errors import HashlineError, StaleTagError
 from ..hashline.store import Snapshot, SnapshotStore
 from ..hashline.text import section_tag, split_lines
-from .errors import BadArgumentsError, RevertRefusedError
+from .activity import ActivityRecord
+from .errors import BadArgumentsError, RevertRefusedError, UnknownActivityError
 from .requests import RevertRequest
 
 _CELL_MARKER = re.compile(r"^# %% \[[^\]]*\](?:.* )?id=(\S+)", re.MULTILINE)
 _NOTHING: Mapping[str, Mapping[str, Any]] = MappingProxyType({})
 
 __all__ = [
+    "NOTHING_TO_UNDO",
     "UndoPlan",
     "check_inverse",
     "inverse_edits",
+    "refused_error",
     "revert_request",
+    "revert_targets",
     "snapshot_after",
     "text_digest",
     "undo_plan",
@@ -291,3 +296,67 @@ def refused_message(record: Any, reason: str, put_back: int) -> str:
     return "\n".join(
         [f"{first}: {head['path']} changed since that edit, and {why}. {nothing}", *rows, *legend]
     )
+
+
+# -- which records an undo names ---------------------------------------------------------------
+
+NOTHING_TO_UNDO = "Nothing to undo: no matching edit, or the files already read as before it."
+
+
+def revert_targets(
+    recent: Sequence[ActivityRecord], request: RevertRequest
+) -> list[ActivityRecord]:
+    """The records `request` undoes, newest first (`recent` is the feed, newest first);
+    refuses unknown, already undone and un-undoable ones before anything is written."""
+    undone_by = {rid: r.id for r in recent for rid in r.reverts}
+    if request.activity is not None:
+        targets = [r for r in recent if r.id == request.activity]
+        if not targets:
+            raise UnknownActivityError(
+                f"No activity {request.activity} here (the feed keeps the newest "
+                f"{len(recent)} records). Nothing was written."
+            )
+    else:
+        since = request.since_ms or 0
+        targets = [
+            r
+            for r in recent
+            if r.who == request.target_agent
+            and r.at_ms >= since
+            and r.source != "revert"
+            and not r.runs
+            and r.id not in undone_by
+        ]
+    for record in targets:
+        _check_undoable(record, undone_by)
+    return targets
+
+
+def _check_undoable(record: ActivityRecord, undone_by: Mapping[int, int]) -> None:
+    if record.id in undone_by:
+        raise RevertRefusedError(
+            f"Activity {record.id} was already undone (by activity {undone_by[record.id]}). "
+            "Nothing was written."
+        )
+    if record.undo is not None and record.undo.refusal:
+        raise RevertRefusedError(
+            f"Activity {record.id} cannot be undone: {record.undo.refusal}. Nothing was written."
+        )
+    if record.undo is None:
+        what = (
+            "a run changes outputs, not text"
+            if record.runs
+            else "this server did not keep what undoing it needs (a file it created, or an "
+            "edit recorded elsewhere)"
+        )
+        raise RevertRefusedError(
+            f"Activity {record.id} cannot be undone: {what}. Nothing was written."
+        )
+
+
+def refused_error(err: HashlineError, record: ActivityRecord, put_back: int) -> HashlineError:
+    """The error of an undo refused at `record` (after `put_back` others were put back): a
+    conflict is told from the person's side; any other error (forbidden, missing) as it is."""
+    if not isinstance(err, (StaleTagError, RevertRefusedError)):
+        return err
+    return RevertRefusedError(refused_message(record, err.message, put_back))

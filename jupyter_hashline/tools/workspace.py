@@ -24,6 +24,10 @@ Invariants:
 - No cell runs unless the gate cleared it; a workspace whose runs are refused (`run_refusal`)
   or that has no runner answers `RunNotAllowedError` / `RunUnavailableError` before reading
   anything. The workspace owns its runner: `aclose()` closes it (its kernels shut down).
+- Every edit's record keeps its undo plan (revert.py), with the cells it deleted (captured
+  during its merge). `revert` applies plans through a patcher of its own (exact rows, no
+  seen-lines check: a person undoes what they see in the feed), newest first; when one is
+  refused, those already applied are put back, so a request lands whole or not at all.
 - An edit or write that hits `ChangedDuringWriteError` (a live document changed under it,
   nothing written) is run again, up to `write_attempts` times, as the stale edit it now is.
 """
@@ -35,7 +39,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..hashline import messages
-from ..hashline.errors import HashlineError, NotFoundError, StaleTagError, is_not_found
+from ..hashline.errors import HashlineError, NotFoundError, is_not_found
 from ..hashline.locks import PathLocks
 from ..hashline.patcher import MiB, Patcher, SeenLinesPolicy
 from ..hashline.recovery import carry_lines
@@ -54,7 +58,6 @@ from .errors import (
     RevertRefusedError,
     RunNotAllowedError,
     RunUnavailableError,
-    UnknownActivityError,
 )
 from .requests import (
     EditRequest,
@@ -66,12 +69,14 @@ from .requests import (
     WriteRequest,
 )
 from .revert import (
+    NOTHING_TO_UNDO,
     POSITIONAL,
     UndoPlan,
     check_inverse,
     clear_of_live_ids,
     describe_targets,
-    refused_message,
+    refused_error,
+    revert_targets,
     snapshot_after,
     undo_plan,
 )
@@ -182,7 +187,7 @@ class Workspace:
         try:
             if self.revert_refusal is not None:
                 raise RevertNotAllowedError(self.revert_refusal)
-            targets = self._revert_targets(request)
+            targets = revert_targets(self.activity.recent(), request)
             steps = await self._undo_all(targets, request.agent)
         except HashlineError as err:
             return ToolOutcome.failure(err)
@@ -194,7 +199,7 @@ class Workspace:
         landed = [result.to_text() for _, result, _ in steps if result.changed]
         undone = [target.id for target, _, _ in steps]
         what = describe_targets(targets) if targets else "nothing"
-        text = "\n\n".join([f"Undid {what}." if landed else _NOTHING_TO_UNDO, *landed])
+        text = "\n\n".join([f"Undid {what}." if landed else NOTHING_TO_UNDO, *landed])
         reply = {"reverted": undone, "activity": [r.to_json() for r in records], "text": text}
         return ToolOutcome(text, reply=reply, activity=records)
 
@@ -302,46 +307,18 @@ class Workspace:
 
     # -- undo ----------------------------------------------------------------------------------
 
-    def _revert_targets(self, request: RevertRequest) -> list[ActivityRecord]:
-        """The records to undo, newest first; refuses unknown, already undone or un-undoable
-        ones before anything is written."""
-        recent = self.activity.recent()
-        undone_by = {rid: r.id for r in recent for rid in r.reverts}
-        if request.activity is not None:
-            found = [r for r in recent if r.id == request.activity]
-            if not found:
-                raise UnknownActivityError(
-                    f"No activity {request.activity} here (the feed keeps the newest "
-                    f"{len(recent)} records). Nothing was written."
-                )
-            targets = found
-        else:
-            since = request.since_ms or 0
-            targets = [
-                r
-                for r in recent
-                if r.who == request.target_agent
-                and r.at_ms >= since
-                and r.source != "revert"
-                and not r.runs
-                and r.id not in undone_by
-            ]
-        for record in targets:
-            _check_undoable(record, undone_by)
-        return targets
-
     async def _undo_all(
         self, targets: list[ActivityRecord], agent: str
     ) -> list[tuple[ActivityRecord, PatchResult, dict[str, dict[str, Any]]]]:
         """Undo each target in order; when one is refused, put back the ones that landed."""
         steps: list[tuple[ActivityRecord, PatchResult, dict[str, dict[str, Any]]]] = []
         for record in targets:
-            assert record.undo is not None, "_revert_targets checked it"
+            assert record.undo is not None, "revert_targets checked it"
             try:
                 result, removed = await self._undo(record.undo, record.id, agent)
             except HashlineError as err:
                 await self._roll_back(steps, agent)
-                raise _refused(err, record, len(steps)) from err
+                raise refused_error(err, record, len(steps)) from err
             steps.append((record, result, removed))
         return steps
 
@@ -465,40 +442,6 @@ async def _guarded(work: Work) -> ToolOutcome:
         return await work()
     except HashlineError as err:
         return ToolOutcome.failure(err)
-
-
-_NOTHING_TO_UNDO = "Nothing to undo: no matching edit, or the files already read as before it."
-
-
-def _check_undoable(record: ActivityRecord, undone_by: dict[int, int]) -> None:
-    if record.id in undone_by:
-        raise RevertRefusedError(
-            f"Activity {record.id} was already undone (by activity {undone_by[record.id]}). "
-            "Nothing was written."
-        )
-    if record.undo is not None and record.undo.refusal:
-        raise RevertRefusedError(
-            f"Activity {record.id} cannot be undone: {record.undo.refusal}. Nothing was written."
-        )
-    if record.undo is None:
-        what = (
-            "a run changes outputs, not text"
-            if record.runs
-            else (
-                "this server did not keep what undoing it needs (a file it created, or an edit "
-                "recorded elsewhere)"
-            )
-        )
-        raise RevertRefusedError(
-            f"Activity {record.id} cannot be undone: {what}. Nothing was written."
-        )
-
-
-def _refused(err: HashlineError, record: ActivityRecord, landed: int) -> HashlineError:
-    """The error of an undo refused at `record` (after `landed` others were put back)."""
-    if not isinstance(err, (StaleTagError, RevertRefusedError)):
-        return err
-    return RevertRefusedError(refused_message(record, err.message, landed))
 
 
 def _not_runnable(path: str) -> str:
