@@ -4,7 +4,8 @@ driven by Playwright through Debian's Chromium (the story: scripts/undo_story.py
 A person types unsaved text in one cell while the agent edits another: the edited cell gets a
 badge (hover: the cell's diff; a click opens its entry in the sidebar); Undo there removes the agent's change in the open notebook and on disk, the
 person's typing kept. The agent edits again; the person changes the very line it wrote (the
-badge clears): the second Undo is refused, the sidebar says why, nothing changes.
+badge clears): the second Undo is refused, the sidebar says why, nothing changes. A badge
+the person dismisses stays dismissed.
 """
 
 from __future__ import annotations
@@ -107,5 +108,17 @@ def test_undo_from_the_sidebar_keeps_the_persons_typing_and_refuses_a_changed_li
             expect(error).to_contain_text("# agent # checked")  # the line, as it is now
             expect(cells.nth(2)).to_contain_text("print(round(total, 2))  # agent # checked")
             assert sources_on_disk(root) == before
+
+            # a dismissed badge stays dismissed when the next activity arrives
+            rest.agent_replaces("rate = 0.2  # typed, not saved", "rate = 0.25", lambda v: True)
+            expect(badge).to_have_count(1)
+            badge.locator(".jp-hashline-badge-dismiss").click()
+            expect(badge).to_have_count(0)
+            (root / "notes.txt").write_text("todo\n")
+            read = rest.call("GET", "hashline/read?path=notes.txt", agent="claude-code")
+            patch = f"{read['header']}\nreplace 1:\n+done\n"
+            rest.call("POST", "hashline/patch", {"patch": patch}, agent="claude-code")
+            expect(sidebar.locator(".jp-hashline-counts")).to_have_text("5 edits")
+            expect(badge).to_have_count(0)
         finally:
             browser.close()
