@@ -12,6 +12,9 @@
  * - Badges are refreshed when the server reports activity (its event stream) and when a
  *   notebook opens; nothing polls.
  * - Server text (names, diffs) is only ever set as textContent or title.
+ * - With `follow` on, each new edit of the notebook in the main area scrolls it to the first
+ *   cell that edit touched (once per edit; the person's own scrolling is left alone between
+ *   edits). Off by default.
  */
 
 import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
@@ -41,6 +44,9 @@ export class CellBadges {
     _options.tracker.forEach(panel => this._watch(panel));
   }
 
+  /** Scroll the current notebook to the cell each new agent edit touches. */
+  follow = false;
+
   /** Fetch the activity and put every open notebook's badges in step with it. */
   async refresh(): Promise<void> {
     try {
@@ -49,6 +55,32 @@ export class CellBadges {
       return; // the sidebar reports failures; badges simply stay as they are
     }
     this._options.tracker.forEach(panel => this._paint(panel));
+    this._followNewest();
+  }
+
+  private _followNewest(): void {
+    const newest = this._edits[0];
+    const seen = this._newestSeen;
+    this._newestSeen = newest?.id ?? 0; // null until the first load: no scroll for old edits
+    const panel = this._options.tracker.currentWidget;
+    if (
+      !this.follow ||
+      !newest ||
+      newest.id === seen ||
+      seen === null ||
+      !panel
+    ) {
+      return;
+    }
+    if (newest.path !== panel.context.path || newest.cells.length === 0) {
+      return;
+    }
+    const index = panel.content.widgets.findIndex(
+      c => c.model.id === newest.cells[0]
+    );
+    if (index >= 0) {
+      void panel.content.scrollToItem(index, 'center');
+    }
   }
 
   private _onEvent(_sender: unknown, event: BusEvent): void {
@@ -134,6 +166,7 @@ export class CellBadges {
   }
 
   private _edits: readonly ActivityEdit[] = [];
+  private _newestSeen: number | null = null;
   private readonly _cleared = new Set<string>();
   private readonly _now: () => number;
 }

@@ -6,7 +6,8 @@
  * - The panel is tracked by the layout restorer (when present), so it comes back open after a
  *   reload if it was open before.
  * - The command `hashline:open-sidebar` reveals it (also from the command palette).
- * - Cells an agent changed carry a badge in open notebooks (badges.ts; with a notebook tracker).
+ * - Cells an agent changed carry a badge in open notebooks (badges.ts; with a notebook tracker);
+ *   the toggle `hashline:toggle-follow` scrolls the notebook to each cell an agent edits.
  * - It listens to the server's event stream (`ServiceManager.events`), and takes its fallback
  *   poll period from the `pollIntervalMs` setting (schema/sidebar.json), live as it changes;
  *   until the settings load (or without a settings registry) the default applies.
@@ -31,6 +32,7 @@ import { ACTIVITY_LIMIT, HashlineSidebar } from './sidebar';
 
 const PLUGIN_ID = 'jupyter-hashline:sidebar';
 export const OPEN_COMMAND = 'hashline:open-sidebar';
+export const FOLLOW_COMMAND = 'hashline:toggle-follow';
 
 const ICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16" viewBox="0 0 24 24">
   <g class="jp-icon3" fill="#616161" transform="skewX(-12) translate(2 0)">
@@ -75,17 +77,31 @@ function activate(
   });
   palette?.addItem({ command: OPEN_COMMAND, category: 'Hashline' });
   if (notebooks) {
-    void import('./badges').then(({ CellBadges }) => {
-      new CellBadges({
-        tracker: notebooks,
-        activity: () => api.activity(ACTIVITY_LIMIT),
-        events: app.serviceManager.events.stream,
-        reveal: id => {
-          labShell.activateById(sidebar.id);
-          sidebar.reveal(id);
-        }
-      });
+    const badges = import('./badges').then(
+      ({ CellBadges }) =>
+        new CellBadges({
+          tracker: notebooks,
+          activity: () => api.activity(ACTIVITY_LIMIT),
+          events: app.serviceManager.events.stream,
+          reveal: id => {
+            labShell.activateById(sidebar.id);
+            sidebar.reveal(id);
+          }
+        })
+    );
+    let following = false;
+    app.commands.addCommand(FOLLOW_COMMAND, {
+      label: 'Follow Agent Edits',
+      caption: 'Scroll the notebook to each cell an agent edits',
+      isToggled: () => following,
+      describedBy: { args: { type: 'object', properties: {} } },
+      execute: async () => {
+        following = !following;
+        (await badges).follow = following;
+        app.commands.notifyCommandChanged(FOLLOW_COMMAND);
+      }
     });
+    palette?.addItem({ command: FOLLOW_COMMAND, category: 'Hashline' });
   }
 }
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import nbformat
+
 import pytest
 
 from bench.server import TOKEN, LocalServer
@@ -120,5 +122,41 @@ def test_undo_from_the_sidebar_keeps_the_persons_typing_and_refuses_a_changed_li
             rest.call("POST", "hashline/patch", {"patch": patch}, agent="claude-code")
             expect(sidebar.locator(".jp-hashline-counts")).to_have_text("5 edits")
             expect(badge).to_have_count(0)
+        finally:
+            browser.close()
+
+
+def test_follow_scrolls_the_notebook_to_the_cell_an_agent_edits(
+    chromium_path: str, built_labextension: Path, lab_env: Path
+) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    root, home = lab_env / "root", lab_env / "home"
+    long = nbformat.v4.new_notebook()
+    long.cells = [nbformat.v4.new_code_cell(f"step_{n:02d} = {n}", id=f"c{n:02d}") for n in range(40)]
+    long.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    (root / "long.ipynb").parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(long, root / "long.ipynb")
+    with LocalServer(root, home) as server, sync_playwright() as play:
+        rest = Rest(f"http://127.0.0.1:{server.port}/", TOKEN)
+        browser = play.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.set_default_timeout(30_000)
+            page.goto(f"{rest.url}lab/tree/long.ipynb?token={TOKEN}")
+            first = page.locator(".jp-Notebook .jp-Cell", has_text="step_00 = 0")
+            expect(first).to_be_in_viewport(timeout=60_000)
+            page.locator(".jp-Notebook").first.click()
+            page.keyboard.press("Control+Shift+C")
+            page.keyboard.type("Follow Agent Edits")
+            page.keyboard.press("Enter")
+            read = rest.call("GET", "hashline/read?path=long.ipynb", agent="claude-code")
+            line = re.search(r"^(\d+):step_35 = 35$", read["view"], re.M)
+            assert line is not None
+            patch = f"{read['header']}\nreplace {line.group(1)}:\n+step_35 = 350  # agent\n"
+            rest.call("POST", "hashline/patch", {"patch": patch}, agent="claude-code")
+            followed = page.locator(".jp-Notebook .jp-Cell", has_text="step_35 = 350  # agent")
+            expect(followed).to_be_in_viewport()
+            expect(first).not_to_be_in_viewport()
         finally:
             browser.close()
