@@ -317,7 +317,11 @@ class Workspace:
             try:
                 result, removed = await self._undo(record.undo, record.id, agent)
             except HashlineError as err:
-                await self._roll_back(steps, agent)
+                stuck = await self._roll_back(steps, agent)
+                if stuck:  # the feed must show what stayed undone
+                    for target, landed, cells in stuck:
+                        self._record(landed, agent, "revert", cells, (target.id,))
+                    raise RevertRefusedError(_partly(record, err, stuck)) from err
                 raise refused_error(err, record, len(steps)) from err
             steps.append((record, result, removed))
         return steps
@@ -361,13 +365,19 @@ class Workspace:
 
     async def _roll_back(
         self, steps: list[tuple[ActivityRecord, PatchResult, dict[str, dict[str, Any]]]], agent: str
-    ) -> None:
-        """Undo the undos that landed, newest first (all or nothing)."""
-        for record, result, removed in reversed(steps):
-            for section in result.sections:
-                if section.written and section.before != section.after:
-                    plan = undo_plan(section.path, section.before, section.after, removed)
-                    await self._undo(plan, record.id, agent)
+    ) -> list[tuple[ActivityRecord, PatchResult, dict[str, dict[str, Any]]]]:
+        """Undo the undos that landed, newest first (all or nothing); the steps that could not
+        be put back (a person changed those lines meanwhile), empty when all were."""
+        for index in range(len(steps) - 1, -1, -1):
+            record, result, removed = steps[index]
+            try:
+                for section in result.sections:
+                    if section.written and section.before != section.after:
+                        plan = undo_plan(section.path, section.before, section.after, removed)
+                        await self._undo(plan, record.id, agent)
+            except HashlineError:
+                return steps[: index + 1]
+        return []
 
     async def _note_touched(self, agent: str, result: PatchResult) -> None:
         """Remember the cells each landed notebook section touched: the agent's next run's
@@ -442,6 +452,16 @@ async def _guarded(work: Work) -> ToolOutcome:
         return await work()
     except HashlineError as err:
         return ToolOutcome.failure(err)
+
+
+def _partly(record: ActivityRecord, err: HashlineError, stuck: list[Any]) -> str:
+    ids = ", ".join(str(target.id) for target, _, _ in stuck)
+    which = f"activit{'ies' if len(stuck) > 1 else 'y'} {ids}"
+    return (
+        f"Undo of activity {record.id} refused, and the undo of {which} "
+        f"made before it by this request could not be put back (the file changed "
+        f"meanwhile): those stay undone, as the activity feed shows.\n{err.message}"
+    )
 
 
 def _not_runnable(path: str) -> str:

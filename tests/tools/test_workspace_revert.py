@@ -205,3 +205,38 @@ async def test_a_deleted_cell_whose_id_a_copy_took_comes_back_whole_under_a_new_
     assert [c.source for c in back][1] == "import math\nx = 1\ny = 2\nprint(x + y)"
     assert back[1].outputs[0]["text"] == "3\n" and back[1].id == "load-2"
     assert back[-1].id == "load" and back[-1].source == "print('a copy')"
+
+
+class TypingAfterWrites(InMemoryFilesystem):
+    """A file a person changes right after the `nth` write lands (between two steps of one
+    undo request), by `change`."""
+
+    def __init__(self, files: dict[str, str], nth: int, change: Any) -> None:
+        super().__init__(files)
+        self.writes, self.nth, self.change = 0, nth, change
+
+    async def write_text(self, path: str, content: str) -> Any:
+        landed = await super().write_text(path, content)
+        self.writes += 1
+        if self.writes == self.nth:
+            self.set(path, self.change(self.get(path)))
+        return landed
+
+
+async def test_an_undo_that_cannot_be_put_back_stays_and_the_feed_shows_it() -> None:
+    inner = TypingAfterWrites(
+        {"t.txt": TWENTY}, nth=3, change=lambda text: text.replace("line 12\n", "p12\n")
+    )
+    ws = Workspace(NotebookFilesystem(inner), InMemorySnapshotStore())
+    first = await edit(ws, "claude", "t.txt", "replace 3:\n+THREE\n")
+    await edit(ws, "claude", "t.txt", "replace 12:\n+TWELVE\n")  # write 2
+    inner.set("t.txt", inner.get("t.txt").replace("THREE\n", "person's three\n"))
+    refused = await revert(ws, agent="claude", since_ms=first.activity[0].at_ms)
+    assert (refused.kind, refused.status) == ("revert_refused", 409)
+    assert "could not be put back" in refused.text and "activity 2" in refused.text
+    # the undo of edit 2 landed (write 3) and the person then changed its line: it stays
+    assert inner.get("t.txt") == TWENTY.replace("line 3\n", "person's three\n").replace(
+        "line 12\n", "p12\n"
+    )
+    newest = ws.activity.recent()[0]
+    assert (newest.source, newest.reverts) == ("revert", (2,))
