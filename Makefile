@@ -129,6 +129,7 @@ docs: $(VENV)/.installed
 screenshots: dev browser
 	$(BIN)/python scripts/screenshot_panel.py --out docs/_static/images/panel.png
 	$(BIN)/python scripts/screenshot_lab.py --out docs/_static/images/sidebar.png
+	$(BIN)/python scripts/screenshot_undo.py --out-dir docs/_static/images
 
 # The sdist and the wheel, both built from the checkout with the prebuilt sidebar (so neither
 # needs Node to install), then checked by twine. DIST=dir puts them elsewhere.

@@ -8,7 +8,9 @@ the agent's edit, then judge the file on disk against the merge an independent o
 (bench/safety_oracle.py): applied, rejected, lost, wrong cell, corrupted, unexplained.
 
 Hashline's targets: 0 lost, 0 wrong cell, 0 corrupted (and 0 unexplained) in every class;
->= 95% of non-conflicting scenarios applied; 100% of overlapping conflicts rejected.
+>= 95% of non-conflicting scenarios applied; 100% of overlapping conflicts rejected. The same
+scenarios also make the undo rows (bench/safety_revert.py: a person keeps working after the
+agent's edit, then undoes it), with the same targets for what is lost or damaged.
 
 Run `python -m bench.safety [--smoke] [--json PATH] [--peer auto|real|model] [--live N]
 [--install-peer]`. `real` (and `auto` outside smoke mode) runs jupyter-mcp-server's own code,
@@ -32,6 +34,7 @@ from pathlib import Path
 
 from bench.harness import RESULTS_DIR
 from bench.safety_oracle import Outcome, judge
+from bench.safety_revert import revert_report, revert_verdict, run_revert_rows
 from bench.safety_scenarios import (
     AgentKind,
     Conflict,
@@ -337,12 +340,18 @@ def main() -> None:
         results += live_results
         names += sorted({r.strategy for r in live_results})
         notes.append(note)
-    print("\n".join(report(results, names, notes)))
+    undo_rows = asyncio.run(run_revert_rows(scenarios))
+    print("\n".join([*report(results, names, notes), *revert_report(undo_rows)]))
     path = args.json or RESULTS_DIR / "safety.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    verdict = hashline_verdict(results)
-    summary = {"notes": notes, "hashline": asdict(verdict) | {"met": verdict.met}}
-    path.write_text(json.dumps(summary | {"results": [asdict(r) for r in results]}, indent=1))
+    verdict, undo = hashline_verdict(results), revert_verdict(undo_rows)
+    summary = {
+        "notes": notes,
+        "hashline": asdict(verdict) | {"met": verdict.met},
+        "revert": asdict(undo) | {"met": undo.met},
+    }
+    rows = {"results": [asdict(r) for r in results], "revert_rows": [asdict(r) for r in undo_rows]}
+    path.write_text(json.dumps(summary | rows, indent=1))
 
 
 if __name__ == "__main__":

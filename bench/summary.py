@@ -39,8 +39,17 @@ def _safety_rows(payload: Mapping[str, Any]) -> list[str]:
         ("non-conflicting applied", f"{verdict['non_conflicting_applied']:.1%}", ">= 95%"),
         ("overlapping conflicts rejected", f"{verdict['overlapping_rejected']:.1%}", "100%"),
     ]
+    undo = payload.get("revert")
+    if undo is not None:
+        rows += [
+            ("undo: person's work lost", str(undo["lost"]), "0"),
+            ("undo: wrong cell", str(undo["wrong_cell"]), "0"),
+            ("undo: file corrupted", str(undo["corrupted"]), "0"),
+            ("undo of a line the person changed rejected", f"{undo['same_line_rejected']:.1%}",
+             "100%"),
+        ]  # fmt: skip
     lines = [f"{'safety':<9}hashline {what:<50}{got:>8}  target {goal}" for what, got, goal in rows]
-    met = "MET" if verdict["met"] else "MISSED"
+    met = "MET" if verdict["met"] and (undo is None or undo["met"]) else "MISSED"
     return [*lines, f"{'safety':<9}hashline targets, all together: {met}"]
 
 
@@ -75,6 +84,8 @@ def check(files: Mapping[str, Path], baseline_path: Path = BASELINE) -> list[str
         if isinstance(payload, dict):
             if not payload["hashline"]["met"]:
                 misses.append(f"{bench}: hashline's safety targets missed")
+            if not payload.get("revert", {"met": True})["met"]:
+                misses.append(f"{bench}: hashline's undo safety targets missed")
             continue
         for row in payload:
             if row.get("target") is not None and not row["met"]:

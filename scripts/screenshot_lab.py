@@ -52,7 +52,7 @@ def shoot(url: str, chromium: str, out: Path) -> None:
             idle = page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")
             expect(idle.first).to_be_visible()
             run_all(page)
-            wait_for_session(url, edits=3)  # two edits and a run
+            wait_for_session(url, edits=2, runs=1)
             page.locator(f'.jp-SideBar .lm-TabBar-tab[data-id="{SIDEBAR_ID}"]').click()
             sidebar = page.locator(f"#{SIDEBAR_ID}")
             expect(sidebar).to_be_visible()
@@ -68,8 +68,8 @@ def shoot(url: str, chromium: str, out: Path) -> None:
             browser.close()
 
 
-def wait_for_session(url: str, edits: int, timeout_s: float = 90) -> None:
-    """Until the example's agent session has told the server about its `edits` edits."""
+def wait_for_session(url: str, edits: int, runs: int, timeout_s: float = 90) -> None:
+    """Until the example's agent session has told the server about its edits and runs."""
     request = urllib.request.Request(
         f"{url}hashline/sessions", headers={"Authorization": f"token {TOKEN}"}
     )
@@ -77,7 +77,7 @@ def wait_for_session(url: str, edits: int, timeout_s: float = 90) -> None:
     while time.monotonic() < deadline:
         with urllib.request.urlopen(request, timeout=10) as response:
             listing = json.dumps(json.loads(response.read()))
-        if f'"edits": {edits}' in listing:
+        if f'"edits": {edits}, "runs": {runs}' in listing:
             return
         time.sleep(0.5)
     raise SystemExit(f"the example's session never reported {edits} edits: {listing[:2000]}")

@@ -2,7 +2,9 @@
 
 A session owns a `ZoneSession` (frozen prefix of system prompt + tool catalog + model, the
 append-only log, the turn scratch, stability manager and cache ledger), a tool workspace and a
-provider client. Tool calls go through `tools.run_tool` as the agent named by the session id.
+provider client. Tool calls go through `tools.run_tool` as the session's agent name, the one
+people see in the activity feed: its `label` when given, else the `session_id` given, else
+`provider/model #n` (n counts the sessions of that model in this process), never a random id.
 
 Where the tools run (`via`): in a kernel started by a Jupyter server (`"auto"` finds it the way
 the session registration does), through that server's REST API, so the sidebar's Activity and
@@ -29,6 +31,7 @@ Invariants:
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -51,6 +54,16 @@ DEFAULT_SYSTEM = (
     "re-read what it names and send it again."
 )
 MAX_EDITS_KEPT = 50
+_MADE: dict[str, int] = {}
+_MADE_LOCK = threading.Lock()
+
+
+def _numbered(name: str) -> str:
+    """`name #n`: the n-th session of that provider and model made in this process."""
+    with _MADE_LOCK:
+        _MADE[name] = _MADE.get(name, 0) + 1
+        return f"{name} #{_MADE[name]}"
+
 
 Observer = Callable[[str, "Session"], None]
 
@@ -103,8 +116,10 @@ class Session:
         self.edits = ActivityLog(MAX_EDITS_KEPT, clock_ms=lambda: int(clock() * 1000))
         self.turns = 0
         self.active = False
+        self.closed = False
         self._observers: list[Observer] = []
-        self.label = label or f"{self.provider} {self.model}"
+        self.agent = label or session_id or _numbered(f"{self.provider}/{self.model}")
+        self.label = label or self.agent
         self.registration = _registration(register)
 
     # -- the turn loop ------------------------------------------------------------------------
@@ -134,8 +149,12 @@ class Session:
         return reply.text if reply is not None else ""
 
     async def aclose(self) -> None:
-        """Release the workspace: a server's HTTP client, the kernels a directory session
-        started (shut down)."""
+        """Tell the server the session ended (its sidebar shows it closed), then release the
+        workspace: a server's HTTP client, the kernels a directory session started."""
+        if not self.closed:
+            self.closed = True
+            if self.turns:
+                await self.publish()
         await self.workspace.aclose()
 
     async def __aenter__(self) -> Session:
@@ -166,7 +185,7 @@ class Session:
     async def _run_tools(self, calls: tuple[ToolCall, ...]) -> None:
         results = []
         for call in calls:
-            outcome = await run_tool(self.workspace, call.name, call.input, agent=self.id)
+            outcome = await run_tool(self.workspace, call.name, call.input, agent=self.agent)
             self._remember(outcome)
             block: dict[str, Any] = {
                 "type": "tool_result",
@@ -231,10 +250,12 @@ class Session:
         state["edits"] = [record.to_json() for record in self.edits.recent()]
         state["session"] = {
             "id": self.id,
+            "agent": self.agent,
             "provider": self.provider,
             "model": self.model,
             "turns": self.turns,
             "active": self.active,
+            "closed": self.closed,
             "via": self.via.value,
         }
         return state

@@ -7,7 +7,8 @@ Commands: `read PATH [--offset N] [--limit N] [--cells ID,ID]`, `patch [FILE|-]`
 or the JSON form), `write PATH [FILE|-]`, `outputs PATH CELL [--max-chars N]`,
 `run PATH --tag TAG [--cell ID ...] [--timeout S] [--max-chars N]` (run code cells whose
 sources are as they were at TAG), `eval PATH [CODE|-] [--timeout S] [--max-chars N]` (run
-code in the notebook's kernel without adding a cell), `mcp` (the MCP server on stdio),
+code in the notebook's kernel without adding a cell), `revert ID` or `revert --by AGENT
+--since-ms T` (with `--server`: undo recorded edits, safely), `mcp` (the MCP server on stdio),
 `demo [--provider P]` and
 `simulator` (the offline provider simulator).
 

@@ -102,6 +102,17 @@ def add_tool_commands(commands: Any) -> None:
     kernel.add_argument("path")
     kernel.add_argument("action", choices=["status", "interrupt", "restart"])
     kernel.set_defaults(run=tool_commands.kernel)
+    revert = commands.add_parser(
+        "revert",
+        help="undo a recorded edit on the server (--server), or every edit of one agent since "
+        "a time; it lands only where the lines the edit wrote are unchanged",
+    )
+    revert.add_argument("activity", nargs="?", help="the id of the activity record to undo")
+    revert.add_argument("--by", metavar="AGENT", help="undo every edit this agent made...")
+    revert.add_argument(
+        "--since-ms", metavar="T", help="...at or after T (ms since the epoch, as at_ms)"
+    )
+    revert.set_defaults(run=tool_commands.revert)
 
 
 def _hosts() -> list[Any]:

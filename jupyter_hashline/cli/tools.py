@@ -1,5 +1,5 @@
-"""The tool commands: `read`, `patch`, `write`, `outputs`, `run` and `eval`, translated to the
-tools.
+"""The tool commands: `read`, `patch`, `write`, `outputs`, `run`, `eval`, `kernel` and
+`revert`, translated to the tools.
 
 Each command turns its command-line values into a tool call's arguments (text, validated by
 the tools layer as a REST query is) and runs it as the agent `--agent` on the workspace the
@@ -27,7 +27,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..hashline.errors import HashlineError
-from ..tools import RestWorkspace, Source, ToolOutcome, open_directory, run_tool
+from ..tools import (
+    RestWorkspace,
+    RevertRequest,
+    Source,
+    ToolOutcome,
+    open_directory,
+    revert_request,
+    run_tool,
+)
 from .common import DONE, PROG, REJECTED, USAGE, fail
 
 if TYPE_CHECKING:
@@ -51,6 +59,8 @@ REJECTION_KINDS = frozenset(
         "unseen_cells",
         "not_runnable",
         "run_not_allowed",
+        "revert_refused",
+        "revert_not_allowed",
     }
 )
 
@@ -209,3 +219,41 @@ def eval_code(args: argparse.Namespace) -> int:
 
 def kernel(args: argparse.Namespace) -> int:
     return _run_tool(args, "notebook_kernel", {"path": args.path, "action": args.action})
+
+
+REVERT_NEEDS_SERVER = (
+    "revert needs --server: the activity an undo names is kept by a running Jupyter server "
+    "(a directory keeps none between commands). Nothing was changed."
+)
+
+
+def revert_body(args: argparse.Namespace) -> dict[str, Any]:
+    """The `POST revert` body the command line asks for (validated by the tools layer)."""
+    body: dict[str, Any] = {}
+    for name, value in (("activity", args.activity), ("since_ms", args.since_ms)):
+        if value is not None:
+            body[name] = int(value) if value.isdigit() else value
+    if args.by is not None:
+        body["agent"] = args.by
+    return body
+
+
+def revert(args: argparse.Namespace) -> int:
+    if not args.server:
+        return fail(args.command, REVERT_NEEDS_SERVER)
+    try:
+        request = revert_request(revert_body(args), agent=args.agent or default_agent())
+    except HashlineError as err:
+        return fail(args.command, err.message)
+    outcome = asyncio.run(_revert(args, request))
+    print(outcome.text, file=sys.stderr if outcome.is_error else sys.stdout)
+    return exit_code(outcome)
+
+
+async def _revert(args: argparse.Namespace, request: RevertRequest) -> ToolOutcome:
+    token = args.token or os.environ.get("JUPYTER_TOKEN")
+    workspace = RestWorkspace(args.server, token)
+    try:
+        return await workspace.revert(request)
+    finally:
+        await workspace.aclose()

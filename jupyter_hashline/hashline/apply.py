@@ -81,17 +81,26 @@ class AppliedEdits:
 
 
 def apply_edits(
-    text: str, edits: Sequence[Edit], *, repair_echo: bool = True, label: str = "the file"
+    text: str,
+    edits: Sequence[Edit],
+    *,
+    repair_echo: bool = True,
+    label: str = "the file",
+    exact: bool = False,
 ) -> AppliedEdits:
     """Validate `edits` against `text` (all problems at once), then apply them.
 
-    `label` names the file in messages (usually its `[path#TAG]` header).
+    `label` names the file in messages (usually its `[path#TAG]` header). `exact` edits were
+    computed, not written by a model (an undo): their rows are taken as they are, with no
+    prefix stripping and no echo check.
     """
     lines = split_lines(text)
     validate_edits(edits, len(lines), label)
-    edits, warnings = strip_read_prefixes(edits)
-    edits, echo_warnings = find_echoes(edits, lines, repair=repair_echo)
-    warnings += echo_warnings
+    warnings: list[str] = []
+    if not exact:
+        edits, warnings = strip_read_prefixes(edits)
+        edits, echo_warnings = find_echoes(edits, lines, repair=repair_echo)
+        warnings += echo_warnings
     out, regions, kept = _assemble(lines, edits)
     has_final_newline = not text or text.endswith("\n")
     new_text = "\n".join(out) + ("\n" if out and has_final_newline else "")

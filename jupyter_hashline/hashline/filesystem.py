@@ -25,12 +25,14 @@ from .errors import is_not_found
 class WriteResult:
     """What a write produced: the text as it landed (raw, as `read_text` would return it).
 
-    `warnings` are things the agent should hear about the write itself (e.g. a notebook
-    filesystem reporting the ids of new cells, or a cell's outputs dropped by a retype).
+    `warnings` are things to act on about the write itself (e.g. a cell's outputs dropped by
+    a retype, ids repaired); `notes` are outcomes that ask nothing of anyone (the ids new
+    cells got, a cell restored).
     """
 
     text: str
     warnings: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

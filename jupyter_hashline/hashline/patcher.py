@@ -131,6 +131,7 @@ class Patcher:
         clock: Callable[[], float] = time.monotonic,
         agent: str = DEFAULT_AGENT,
         locks: PathLocks | None = None,
+        exact_rows: bool = False,
     ) -> None:
         self.fs = fs
         self.store = store
@@ -138,6 +139,7 @@ class Patcher:
         self.max_patch_bytes = max_patch_bytes
         self.max_file_bytes = max_file_bytes
         self.repair_echo = repair_echo
+        self.exact_rows = exact_rows  # computed edits (undo): rows as they are, no repairs
         self._clock = clock
         self.agent = agent
         self.locks = locks if locks is not None else PathLocks()
@@ -384,7 +386,9 @@ class Patcher:
         return applied.map_lines(carry_lines(snapshot.text, live.text, seen))
 
     def _apply(self, edits: Sequence[Edit], live: _Live, label: str) -> AppliedEdits:
-        applied = apply_edits(live.text, edits, repair_echo=self.repair_echo, label=label)
+        applied = apply_edits(
+            live.text, edits, repair_echo=self.repair_echo, label=label, exact=self.exact_rows
+        )
         if "\x00" in applied.text:
             raise NotTextError(
                 f"The edit would put a NUL character into {live.path}; text files never hold "
@@ -467,18 +471,24 @@ class Patcher:
 
     async def _write_section(self, item: _Prepared) -> SectionResult:
         live, applied = item.live, item.applied
-        landed, write_notes = await self._land(live.path, applied.text, live)
-        return await offloaded(len(landed), lambda: self._landed_section(item, landed, write_notes))
+        landed, write_notes, notes = await self._land(live.path, applied.text, live)
+        return await offloaded(
+            len(landed), lambda: self._landed_section(item, landed, write_notes, notes)
+        )
 
     def _landed_section(
-        self, item: _Prepared, landed: str, write_notes: tuple[str, ...]
+        self,
+        item: _Prepared,
+        landed: str,
+        write_notes: tuple[str, ...],
+        notes: tuple[str, ...],
     ) -> SectionResult:
         """What a section's write landed, recorded, as its result."""
         live, applied = item.live, item.applied
         warnings = [*item.warnings, *applied.warnings, *write_notes]
         seen = item.carried_seen
         if landed != applied.text:  # e.g. new cells got ids: what stayed the same stays seen
-            if not write_notes:
+            if not write_notes and not notes:
                 warnings.append(_landed_differs(live.path))
             seen = carry_lines(applied.text, landed, seen)
         new_lines = split_lines(landed)
@@ -497,6 +507,7 @@ class Patcher:
             warnings=tuple(warnings),
             preview=preview.text,
             banner=item.banner,
+            notes=notes,
         )
 
     def _record_landed(
@@ -514,14 +525,17 @@ class Patcher:
             return section_tag(landed), (_unrecorded(path, reason),)
         return tag, ()
 
-    async def _land(self, path: str, text: str, live: _Live | None) -> tuple[str, tuple[str, ...]]:
+    async def _land(
+        self, path: str, text: str, live: _Live | None
+    ) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
         """Write `text` (normalized) with the file's BOM/eol; return the normalized landed text
-        and the filesystem's own notes about the write (e.g. ids given to new cells)."""
+        and the filesystem's own warnings and notes about the write (e.g. ids of new cells)."""
         view = live.view if live is not None else self._is_view(path)
         raw = text if view or live is None else restore(text, live.bom, live.eol)
         result = await self.fs.write_text(path, raw)
-        notes = tuple(getattr(result, "warnings", ()))
-        return (result.text if view else normalize(result.text).text), notes
+        warnings = tuple(getattr(result, "warnings", ()))
+        notes = tuple(getattr(result, "notes", ()))
+        return (result.text if view else normalize(result.text).text), warnings, notes
 
     async def _write_whole(
         self, path: str, key: str, live: _Live | None, text: str, view: bool
@@ -546,12 +560,13 @@ class Patcher:
         preflight = getattr(self.fs, "preflight_write", None)
         if preflight is not None:
             await preflight(path)
-        landed, write_notes = await self._land(path, text, live)
+        landed, write_notes, notes = await self._land(path, text, live)
         lines = split_lines(landed)
         intended = split_lines(text)
         kept = [i + 1 for i, row in enumerate(lines) if i < len(intended) and row == intended[i]]
         tag, note = self._record_landed(path, key, landed, kept)
-        warnings = write_notes or (() if landed == text else (_landed_differs(path),))
+        differs = landed != text and not notes
+        warnings = write_notes or ((_landed_differs(path),) if differs else ())
         warnings = (*warnings, *note)
         preview = build_preview(lines, [(1, len(lines))], context=0, max_rows=10)
         op = SectionOp.CREATE if live is None else SectionOp.UPDATE
@@ -566,6 +581,7 @@ class Patcher:
             1 if lines else None,
             warnings,
             preview.text,
+            notes=notes,
         )
         return PatchResult((section,))
 

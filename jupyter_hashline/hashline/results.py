@@ -59,6 +59,7 @@ class SectionResult:
     warnings: tuple[str, ...]
     preview: str
     banner: str = ""
+    notes: tuple[str, ...] = ()  # what happened that asks nothing of anyone (a new cell's id)
 
     def to_text(self) -> str:
         status = _STATUS[self.op]
@@ -68,6 +69,7 @@ class SectionResult:
         parts = [first]
         if self.preview:
             parts.append(self.preview)
+        parts.extend(f"note: {n}" for n in self.notes)
         parts.extend(f"warning: {w}" for w in self.warnings)
         return "\n".join(parts)
 
@@ -82,6 +84,7 @@ class SectionResult:
             "warnings": list(self.warnings),
             "preview": self.preview,
             "banner": self.banner,
+            "notes": list(self.notes),
         }
 
 

@@ -18,6 +18,7 @@ from .outputs import cell_outputs, output_summary
 from .pairing import PairedDiskFilesystem
 from .projection import ProjectedCell, parse_projection, project_notebook
 from .rebase import rebase_lines
+from .restore import capturing_removed, restoring_cells
 from .serialize import CellJsonCache, serialize_notebook
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "NotebookFilesystem",
     "PairedDiskFilesystem",
     "ProjectedCell",
+    "capturing_removed",
     "cell_outputs",
     "collect_figures",
     "is_notebook_path",
@@ -42,5 +44,6 @@ __all__ = [
     "parse_projection",
     "project_notebook",
     "rebase_lines",
+    "restoring_cells",
     "serialize_notebook",
 ]

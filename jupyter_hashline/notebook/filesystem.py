@@ -61,7 +61,7 @@ from .jupytext_view import check_format, jupytext_text, merge_jupytext
 from .keep import KeptLayout, assemble_kept, check_layout, chosen_layout
 from .layout import assemble
 from .loading import LoadedNotebook, load_notebook, paused_gc, splice_views
-from .merge import merge_projection
+from .merge import merge_projection, split_notes
 from .outputs import DEFAULT_MAX_CHARS, cell_outputs, output_summary
 from .projection import cell_source, parse_projection
 from .rebase import rebase_lines
@@ -177,11 +177,12 @@ class NotebookFilesystem(Filesystem):
         planned = await offloaded(size, lambda: self._planned(path, current, content))
         if isinstance(planned, LoadedNotebook):
             return WriteResult(self._view(planned))
-        written, notes = planned
+        written, reports = planned
         base = current.nb if current is not None else None
         landed, write_notes = await self._write_notebook(path, written, base)
         view = await offloaded(size, lambda: self._view(self._landed(path, written, landed)))
-        return WriteResult(view, (*notes, *write_notes))
+        notes, warnings = split_notes(reports)
+        return WriteResult(view, (*warnings, *write_notes), notes)
 
     def _planned(
         self, path: str, current: LoadedNotebook | None, content: str
@@ -345,6 +346,14 @@ class NotebookFilesystem(Filesystem):
             return rebase_lines(snapshot_text, live_text, footprint, notes, live_notes)
         except InvalidNotebookError:
             return None
+
+    def positional_ids(self, text: str) -> bool:
+        """Whether projection `text` (one this filesystem served lately) shows ids that name
+        cells by position or stand for copies of one id: there, which cell a marker names
+        can change when cells are added or removed elsewhere."""
+        with self._lock:
+            notes = self._id_notes.get(text)
+        return notes is not None and bool(notes)
 
     # -- internals -----------------------------------------------------------------------------
 

@@ -14,6 +14,9 @@
 - Changing `[code]` to `[markdown]` drops outputs and execution count; the reverse gives empty
   outputs and execution count None. Attachments stay on markdown and raw cells only.
 - Notebook metadata is never touched.
+- Inside `restore.restoring_cells`, a marker naming an id the notebook lacks but the scope
+  keeps brings that cell back whole (outputs, attachments, metadata); inside
+  `restore.capturing_removed`, deleted cells are kept for such an undo (restore.py).
 
 Invariants:
 - `nb` is never modified. Cells that did not change are the very same objects in the result
@@ -35,11 +38,23 @@ from nbformat import NotebookNode, from_dict
 
 from .ids import DisplayIds, IdSource, display_ids, fresh_id_factory, is_legacy
 from .projection import ProjectedCell, cell_source, cell_type_of, parse_projection
+from .restore import note_removed, restorable_cell
 
 Notebook = dict[str, Any]
 Cell = dict[str, Any]
 _Note = str | tuple[int, int, int | None]
 _CODE_ONLY = ("outputs", "execution_count")
+
+
+NOTE_PREFIXES = ("new ", "restored ", "deleted cell")
+"""How the merge's reports that ask nothing of a person begin (the rest are warnings)."""
+
+
+def split_notes(reports: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A merge's reports as (notes, warnings): new, restored and deleted cells are what the
+    edit asked for; retypes that drop outputs and repaired ids are for a person to check."""
+    notes = tuple(r for r in reports if r.startswith(NOTE_PREFIXES))
+    return notes, tuple(r for r in reports if not r.startswith(NOTE_PREFIXES))
 
 
 def merge_projection(
@@ -97,6 +112,8 @@ def merge_parsed(
         for note in notes
     ]
     deleted = [shown.ids[i] for i in range(len(cells)) if i not in consumed]
+    for index in (i for i in range(len(cells)) if i not in consumed):
+        note_removed(shown.ids[index], cells[index])
     if deleted:
         said.append(f"deleted cell{'s' if len(deleted) > 1 else ''}: {', '.join(deleted)}")
     return result, [*said, *warnings]
@@ -146,6 +163,7 @@ def _merge_cells(
     merged: list[tuple[Any, str, bool]] = []
     notes: list[_Note] = []
     consumed: set[int] = set()
+    restored: set[str] = set()
     for number, item in enumerate(parsed):
         queue = positions.get(item.cell_id or "")
         if item.cell_id is not None and queue:
@@ -155,11 +173,31 @@ def _merge_cells(
             cell = _merge_cell(cells[index], item, ids[index], options, notes)
             merged.append((cell, ids[index], index in derived))
             continue
+        back = None if queue or options.legacy else _restored(item, restored)
+        if back is not None:
+            if queue is not None:  # its id is another cell's now (a copy): the cell, a new id
+                back["id"] = options.fresh()
+            notes.append(f"restored {item.cell_type} cell id={back['id']} (line {item.line})")
+            merged.append((from_dict(back) if options.node else back, back["id"], False))
+            continue
         cid = options.fresh()
         cell = _new_cell(item.cell_type, None if options.legacy else cid, item.source, options)
         notes.append((len(merged), number, first_line.get(item.cell_id or "")))
         merged.append((cell, cid, False))
     return merged, notes, consumed
+
+
+def _restored(item: ProjectedCell, restored: set[str]) -> dict[str, Any] | None:
+    """The kept cell a restore scope gives back for `item` (once per id), with its source."""
+    if item.cell_id is None or item.cell_id in restored:
+        return None
+    cell = restorable_cell(item.cell_id, item.cell_type)
+    if cell is None:
+        return None
+    restored.add(item.cell_id)
+    cell["id"] = item.cell_id
+    cell["source"] = item.source
+    return cell
 
 
 def _final_id(final: Sequence[str], merged: Sequence[tuple[Any, str, bool]], index: int) -> str:

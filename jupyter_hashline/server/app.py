@@ -109,12 +109,20 @@ class HashlineExtension(ExtensionApp):
         "edits only. A workspace overlay may set it false, never true; read_only turns runs "
         "off as well.",
     ).tag(config=True)
+    allow_revert = Bool(
+        True,
+        help="Let people undo recorded agent edits (POST hashline/revert, the sidebar's Undo). "
+        "An undo is an edit like any other (it lands only where the lines the agent wrote are "
+        "unchanged); set false to keep the feed read-only. A workspace overlay may set it "
+        "false, never true; read_only turns undo off as well.",
+    ).tag(config=True)
     activity_limit = Int(200, help="How many recent edits GET activity keeps.").tag(config=True)
     max_sessions = Int(64, help="How many agent sessions the registry keeps.").tag(config=True)
     workspace_overlay = Unicode(
         OVERLAY_FILE,
         help="Name of a JSON file at the server root whose settings may only tighten these "
-        "(seen_lines, size limits, allowed_paths, read_only, allow_run). Empty: no overlay.",
+        "(seen_lines, size limits, allowed_paths, read_only, allow_run, allow_revert). Empty: "
+        "no overlay.",
     ).tag(config=True)
 
     server_mcp_tools = List(
@@ -153,6 +161,7 @@ class HashlineExtension(ExtensionApp):
             allowed_paths=tuple(p.strip("/") for p in self.allowed_paths),
             read_only=self.read_only,
             allow_run=self.allow_run,
+            allow_revert=self.allow_revert,
             store_class=self.store_class,
             store_path=self.store_path or self._default_store_path(),
             activity_limit=self.activity_limit,

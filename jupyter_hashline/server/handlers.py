@@ -11,13 +11,13 @@ from `errors.error_response`, via `write_error`.
 
 The agent of a request: the `X-Hashline-Agent` header when sent; else, for a request
 authenticated by the server's token alone (jupyter_server invents a new anonymous user for each
-such request), one fixed name derived from a hash of the token (never the token); else the
-identity provider's username (cookie logins, JupyterHub, providers that name token users).
+such request), the server's owner and the client (`ada via curl`, agent_names.py: readable,
+never the token or a hash of it); else the identity provider's username (cookie logins,
+JupyterHub, providers that name token users).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 from collections.abc import Awaitable, Callable, Mapping
@@ -30,6 +30,7 @@ from tornado import web
 
 from ..hashline.errors import HashlineError
 from ..tools import AGENT_HEADER, CATALOG, Source, ToolOutcome, ToolSpec, run_tool
+from .agent_names import token_agent
 from .errors import error_response
 from .requests import (
     agent_header,
@@ -42,12 +43,6 @@ from .service import HashlineService
 
 AUTH_RESOURCE = "contents"
 Work = Callable[[], Awaitable[Mapping[str, Any]] | Mapping[str, Any]]
-
-
-def token_agent(token: str) -> str:
-    """The one agent name of every request carrying `token` (a hash; the token stays secret)."""
-    digest = hashlib.sha256(b"jupyter-hashline agent\0" + token.encode()).hexdigest()
-    return f"token-{digest[:8]}"
 
 
 def _invents_token_users(provider: IdentityProvider) -> bool:
@@ -76,7 +71,7 @@ class HashlineHandler(APIHandler):
             return named
         provider = self.identity_provider
         if self.token_authenticated and _invents_token_users(provider):
-            return token_agent(provider.get_token(self) or "")
+            return token_agent(self.request.headers.get("User-Agent"))
         user = self.current_user
         return str(getattr(user, "username", None) or getattr(user, "name", None) or user)
 
@@ -172,6 +167,21 @@ def tool_handler(spec: ToolSpec) -> type[ToolHandler]:
     return type(f"{spec.rest.route.title()}Handler", (base,), namespace)
 
 
+class RevertHandler(HashlineHandler):
+    """`POST revert`: undo recorded edits; the reply (or refusal) is the workspace's."""
+
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        try:
+            body, agent = self.body(), self.agent
+            outcome = await self.service.revert(body, agent)
+        except HashlineError as err:
+            self.send_error(err.status, exc_info=sys.exc_info())
+            return
+        self._json(outcome.status if outcome.is_error else 200, outcome.reply)
+
+
 class SnapshotsHandler(HashlineHandler):
     @web.authenticated
     @authorized
@@ -207,6 +217,7 @@ class SessionHandler(HashlineHandler):
 
 ROUTES: tuple[tuple[str, type[HashlineHandler]], ...] = (
     *((spec.rest.route, tool_handler(spec)) for spec in CATALOG),
+    ("revert", RevertHandler),
     ("snapshots", SnapshotsHandler),
     ("activity", ActivityHandler),
     ("sessions", SessionsHandler),

@@ -50,6 +50,8 @@ def _tool_operation(spec: ToolSpec) -> Operation:
 
 OPERATIONS: tuple[Operation, ...] = (
     *(_tool_operation(spec) for spec in CATALOG),
+    Operation("revert", "post", "Undo recorded edits, safely", "RevertResponse",
+              body="RevertRequest"),
     Operation("snapshots", "get", "Tracked paths and their versions", "SnapshotsResponse"),
     Operation("activity", "get", "Recent edits, newest first", "ActivityResponse",
               query="ActivityQuery"),

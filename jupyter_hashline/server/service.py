@@ -24,7 +24,7 @@ from typing import Any
 from ..hashline.store import SnapshotStore
 from ..kernels import CellRunner
 from ..notebook import NotebookFilesystem
-from ..tools import ActivityLog, Workspace
+from ..tools import ActivityLog, ToolOutcome, Workspace, revert_request
 from .config import HashlineSettings
 from .contents_fs import ContentsFilesystem
 from .live import LiveContentsFilesystem, LiveNotebookFilesystem
@@ -72,6 +72,10 @@ class HashlineService:
         entry, created = self.sessions.post(post.session_id, post.snapshot, post.label)
         return {**entry.summary(), "created": created}
 
+    async def revert(self, body: Mapping[str, Any], agent: str) -> ToolOutcome:
+        """Undo recorded edits as `agent` asks (a bad body raises `BadArgumentsError`)."""
+        return await self.workspace.revert(revert_request(body, agent=agent))
+
     def get_session(self, session_id: str) -> dict[str, Any]:
         return self.sessions.get(session_id).to_json()
 
@@ -104,6 +108,22 @@ def run_refusal(settings: HashlineSettings) -> str | None:
             "Run refused, nothing ran: running cells is turned off on this Jupyter server "
             "(HashlineExtension.allow_run is false, or its workspace overlay set "
             '"allow_run": false). Read the outputs with notebook_outputs instead.'
+        )
+    return None
+
+
+def revert_refusal(settings: HashlineSettings) -> str | None:
+    """Why this server refuses to undo edits (None: it undoes them)."""
+    if settings.read_only:
+        return (
+            "Undo refused, nothing was written: this Jupyter server is read-only for agents "
+            "(HashlineExtension.read_only)."
+        )
+    if not settings.allow_revert:
+        return (
+            "Undo refused, nothing was written: undoing edits is turned off on this Jupyter "
+            "server (HashlineExtension.allow_revert is false, or its workspace overlay set "
+            '"allow_revert": false).'
         )
     return None
 
@@ -149,5 +169,6 @@ def build_service(
         describe="this Jupyter server",
         runner=runner(contents, filesystem) if runner is not None and refusal is None else None,
         run_refusal=refusal,
+        revert_refusal=revert_refusal(settings),
     )
     return HashlineService(workspace=workspace, contents=contents, store=store, settings=settings)

@@ -10,7 +10,8 @@ Invariants:
   gets a fresh one. Posting to an existing id updates it (its `updates` count grows).
 - At most `max_sessions` are kept; the least recently updated one goes first.
 - Summaries are derived from the snapshot defensively: a missing or mistyped field shows as
-  null, never as an error.
+  null, never as an error. Edits and runs are counted apart; a session is `closed` once its
+  snapshot says so (`Session.aclose()` posts a last one).
 - Listeners (`subscribe`) hear every accepted post once, after it is stored and outside the
   registry's lock, with the entry and whether it created the session.
 """
@@ -58,8 +59,10 @@ class SessionEntry:
             "prefix_short_id": _str_or_none(prefix.get("short_id")),
             "hit_ratio": hit_ratio if isinstance(hit_ratio, (int, float)) else None,
             "turns": _len_or_none(cache.get("turns")),
-            "edits": _len_or_none(self.snapshot.get("edits")),
+            "edits": _count(self.snapshot.get("edits"), run=False),
+            "runs": _count(self.snapshot.get("edits"), run=True),
             "rebuilds": _len_or_none(self.snapshot.get("audit")),
+            "closed": _mapping(self.snapshot.get("session")).get("closed") is True,
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -72,6 +75,14 @@ def _mapping(value: Any) -> Mapping[str, Any]:
 
 def _str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def _count(records: Any, *, run: bool) -> int | None:
+    """How many activity records are runs (`run`) or edits, apart: "3 edits" must not count
+    runs, which change outputs, not text."""
+    if not isinstance(records, (list, tuple)):
+        return None
+    return sum((_mapping(r).get("op") == "run") is run for r in records)
 
 
 def _len_or_none(value: Any) -> int | None:

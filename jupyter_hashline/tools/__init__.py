@@ -35,8 +35,11 @@ from .directory import (
 from .errors import (
     BadArgumentsError,
     ChangedDuringWriteError,
+    RevertNotAllowedError,
+    RevertRefusedError,
     RunNotAllowedError,
     RunUnavailableError,
+    UnknownActivityError,
     UnknownToolError,
 )
 from .requests import (
@@ -45,11 +48,13 @@ from .requests import (
     KernelRequest,
     OutputsRequest,
     ReadRequest,
+    RevertRequest,
     RunRequest,
     ToolRequest,
     WriteRequest,
 )
 from .rest_client import AGENT_HEADER, RestWorkspace
+from .revert import UndoPlan, revert_request
 from .validate import Source, tool_request
 from .workspace import Workspace
 
@@ -71,6 +76,9 @@ __all__ = [
     "OutputsRequest",
     "ReadRequest",
     "RestWorkspace",
+    "RevertNotAllowedError",
+    "RevertRefusedError",
+    "RevertRequest",
     "RunEntry",
     "RunNotAllowedError",
     "RunRequest",
@@ -80,6 +88,8 @@ __all__ = [
     "ToolRequest",
     "ToolSpec",
     "ToolWorkspace",
+    "UndoPlan",
+    "UnknownActivityError",
     "UnknownToolError",
     "Workspace",
     "WriteRequest",
@@ -88,6 +98,7 @@ __all__ = [
     "open_directory",
     "resolve_store_path",
     "rest_request_definitions",
+    "revert_request",
     "run_tool",
     "spec_for",
     "tool_request",

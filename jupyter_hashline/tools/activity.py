@@ -8,11 +8,15 @@ Invariants:
 - Records are immutable values; `recent()` lists them newest first; at most `limit` are kept
   (the oldest go first). Ids of the records a log makes increase by one and are never reused;
   `adopt` keeps a record another log made (a session keeps its own edits that way).
+- An edit's record may keep its `UndoPlan` (revert.py: the rows to put back and the cells it
+  deleted), never serialized: the JSON says only `undoable`. `reverts` names the records a
+  revert undid; `notes` are outcomes that ask nothing of a person, `warnings` ones that do.
 - Only edits that changed a file are recorded (no-ops are not activity), and every run that
   passed the stale-safe gate (`op` and `source` "run"; `runs` holds each cell's status and
   duration, `cells` the cells asked for, `diff` is empty: a run changes outputs, not text).
 - A record's diff is a unified diff of the text as the agent saw it (for notebooks, the
-  projection), clipped to `max_diff_chars` with a marker saying how much was left out.
+  projection; each hunk header names the cell its first change is in: `@@ ... @@ cell ID`),
+  clipped to `max_diff_chars` with a marker saying how much was left out.
 - `cells` names the notebook cells whose lines (marker or source) the edit touched, in order
   of their first appearance; empty for plain text files.
 - Listeners (`subscribe`) hear every new record once, after it is stored and outside the
@@ -27,11 +31,14 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-from ..hashline.results import PatchResult
+from ..hashline.results import PatchResult, SectionResult
 from ..hashline.text import common_prefix, common_suffix, section_tag
+
+if TYPE_CHECKING:
+    from .revert import UndoPlan
 
 _CELL_MARKER = re.compile(r"^# %% \[[^\]]*\](?:.* )?id=(\S+)")
 
@@ -81,6 +88,14 @@ class ActivityRecord:
     warnings: tuple[str, ...]
     cells: tuple[str, ...]
     runs: tuple[RunEntry, ...] = ()
+    notes: tuple[str, ...] = ()  # outcomes worth knowing that ask nothing of a person
+    reverts: tuple[int, ...] = ()  # for source "revert": the ids of the records it undid
+    undo: UndoPlan | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def undoable(self) -> bool:
+        """Whether this process kept what undoing the edit needs, and may undo it."""
+        return self.undo is not None and not self.undo.refusal
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ActivityRecord:
@@ -98,6 +113,8 @@ class ActivityRecord:
             warnings=tuple(str(w) for w in data["warnings"]),
             cells=tuple(str(c) for c in data["cells"]),
             runs=tuple(RunEntry.from_json(r) for r in data.get("runs", ())),
+            notes=tuple(str(n) for n in data.get("notes", ())),
+            reverts=tuple(int(i) for i in data.get("reverts", ())),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -114,6 +131,9 @@ class ActivityRecord:
             "warnings": list(self.warnings),
             "cells": list(self.cells),
             "runs": [run.to_json() for run in self.runs],
+            "notes": list(self.notes),
+            "reverts": list(self.reverts),
+            "undoable": self.undoable,
         }
 
 
@@ -219,7 +239,9 @@ def unified_diff(path: str, before: str, after: str, max_chars: int, context: in
     for group in codes:
         i1, j1, i2, j2 = group[0][1], group[0][3], group[-1][2], group[-1][4]
         base = changed.base
-        out.append(f"@@ -{_span(i1 + base, i2 + base)} +{_span(j1 + base, j2 + base)} @@\n")
+        cell = _hunk_cell(changed, group)
+        where = f" cell {cell}" if cell else ""
+        out.append(f"@@ -{_span(i1 + base, i2 + base)} +{_span(j1 + base, j2 + base)} @@{where}\n")
         for op, a1, a2, b1, b2 in group:
             if op == "equal":
                 out.extend(" " + line for line in changed.old[a1:a2])
@@ -251,6 +273,15 @@ class _KnownOpcodes(difflib.SequenceMatcher):
 
     def get_opcodes(self) -> Any:
         return self._codes
+
+
+def _hunk_cell(changed: _Changed, group: list[Opcode]) -> str | None:
+    """The notebook cell a hunk's first change is in (None for plain text): after the hunk
+    header, as `git diff` names the function a hunk is in, so a reader can group by cell."""
+    op, i1, _, j1, _ = next(code for code in group if code[0] != "equal")
+    if op == "delete":
+        return _marker_above(changed.old, i1)
+    return _marker_above(changed.new, j1)
 
 
 def _marker_above(lines: list[str], index: int) -> str | None:
@@ -322,6 +353,9 @@ class ActivityLog:
         before: str,
         after: str,
         warnings: Iterable[str] = (),
+        notes: Iterable[str] = (),
+        reverts: Iterable[int] = (),
+        undo: UndoPlan | None = None,
     ) -> ActivityRecord:
         """Add one applied edit and return its record."""
         diff = unified_diff(path, before, after, self._max_diff_chars)
@@ -339,6 +373,9 @@ class ActivityLog:
                 diff=diff,
                 warnings=tuple(warnings),
                 cells=cells,
+                notes=tuple(notes),
+                reverts=tuple(reverts),
+                undo=undo,
             )
             self._next_id += 1
             self._records.append(entry)
@@ -407,8 +444,17 @@ class ActivityLog:
         with self._lock:
             self._records.append(record)
 
-    def record_result(self, result: PatchResult, *, who: str, source: str) -> list[ActivityRecord]:
-        """Record every section of a patch result that landed and changed its file."""
+    def record_result(
+        self,
+        result: PatchResult,
+        *,
+        who: str,
+        source: str,
+        undo: Callable[[SectionResult], UndoPlan | None] | None = None,
+        reverts: Iterable[int] = (),
+    ) -> list[ActivityRecord]:
+        """Record every section of a patch result that landed and changed its file (with the
+        plan `undo` makes to undo it)."""
         return [
             self.record(
                 path=section.path,
@@ -418,6 +464,9 @@ class ActivityLog:
                 before=section.before,
                 after=section.after,
                 warnings=section.warnings,
+                notes=(*((section.banner,) if section.banner else ()), *section.notes),
+                reverts=reverts,
+                undo=undo(section) if undo is not None else None,
             )
             for section in result.sections
             if section.written and section.before != section.after

@@ -14,8 +14,11 @@ from ..hashline.errors import HashlineError, StaleTagError
 __all__ = [
     "BadArgumentsError",
     "ChangedDuringWriteError",
+    "RevertNotAllowedError",
+    "RevertRefusedError",
     "RunNotAllowedError",
     "RunUnavailableError",
+    "UnknownActivityError",
     "UnknownToolError",
 ]
 
@@ -51,3 +54,26 @@ class RunUnavailableError(HashlineError):
 
     status = 501
     kind = "run_unavailable"
+
+
+class RevertRefusedError(HashlineError):
+    """An undo that cannot land safely (the lines the edit wrote changed since, the edit is
+    already undone, the text it produced is no longer known); nothing was written."""
+
+    status = 409
+    kind = "revert_refused"
+
+
+class RevertNotAllowedError(HashlineError):
+    """Undo is turned off where the request arrived (a read-only server, or an overlay with
+    `allow_revert` false); nothing was written."""
+
+    status = 403
+    kind = "revert_not_allowed"
+
+
+class UnknownActivityError(HashlineError):
+    """An activity id the feed does not hold (never made, or gone from its bounded log)."""
+
+    status = 404
+    kind = "unknown_activity"

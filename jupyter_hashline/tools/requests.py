@@ -22,6 +22,7 @@ __all__ = [
     "KernelRequest",
     "OutputsRequest",
     "ReadRequest",
+    "RevertRequest",
     "RunRequest",
     "ToolRequest",
     "WriteRequest",
@@ -132,6 +133,17 @@ class KernelRequest(_Arguments):
     agent: str
     path: str
     action: str
+
+
+@dataclass(frozen=True, slots=True)
+class RevertRequest:
+    """Undo recorded edits: the one record `activity`, or every edit `target_agent` made at or
+    after `since_ms` (newest first, all or nothing). `agent` is who asks (a person, usually)."""
+
+    agent: str
+    activity: int | None = None
+    target_agent: str | None = None
+    since_ms: int | None = None
 
 
 ToolRequest = (

@@ -40,7 +40,7 @@ from ..notebook import Figure
 from .activity import ActivityRecord
 from .calls import ToolOutcome
 from .catalog import CATALOG, FieldKind, ToolSpec
-from .requests import EditRequest, RunRequest, ToolRequest
+from .requests import EditRequest, RevertRequest, RunRequest, ToolRequest
 
 __all__ = ["AGENT_HEADER", "UNREACHABLE", "RestWorkspace"]
 
@@ -88,6 +88,19 @@ class RestWorkspace:
             return ToolOutcome.error(self._unreachable(err), UNREACHABLE, 503)
         return self._outcome(spec, response)
 
+    async def revert(self, request: RevertRequest) -> ToolOutcome:
+        """`POST revert` on the server: undo recorded edits there (its activity feed)."""
+        if request.activity is not None:
+            body: dict[str, Any] = {"activity": request.activity}
+        else:
+            body = {"agent": request.target_agent, "since_ms": request.since_ms}
+        headers = {AGENT_HEADER: request.agent}
+        try:
+            response = await self.client.post(self.base + "revert", json=body, headers=headers)
+        except httpx.HTTPError as err:
+            return ToolOutcome.error(self._unreachable(err), UNREACHABLE, 503)
+        return self._reply(response, "text")
+
     async def aclose(self) -> None:
         if self._client is not None and self._loop is asyncio.get_running_loop():
             await self._client.aclose()
@@ -124,6 +137,9 @@ class RestWorkspace:
         return httpx.Timeout(self._timeout_s)
 
     def _outcome(self, spec: ToolSpec, response: httpx.Response) -> ToolOutcome:
+        return self._reply(response, spec.rest.text_key)
+
+    def _reply(self, response: httpx.Response, text_key: str) -> ToolOutcome:
         try:
             payload = response.json()
         except ValueError:
@@ -141,7 +157,7 @@ class RestWorkspace:
             return ToolOutcome.error(message, kind, response.status_code)
         records = tuple(ActivityRecord.from_json(r) for r in payload.get("activity", ()))
         images = tuple(Figure.from_json(image) for image in payload.get("images", ()))
-        text = str(payload.get(spec.rest.text_key, ""))
+        text = str(payload.get(text_key, ""))
         return ToolOutcome(text, reply=payload, activity=records, images=images)
 
     def _unreachable(self, err: httpx.HTTPError) -> str:

@@ -28,6 +28,10 @@ Invariants:
   nothing; it, and `kernel` (status, interrupt, restart), are refused exactly where runs are.
   The runs and evals in flight are recorded per notebook (`executions`), so an interrupt or
   restart says whose work it stopped.
+- Every edit's record keeps its undo plan (revert.py), with the cells it deleted (captured
+  during its merge). `revert` applies plans through a patcher of its own (exact rows, no
+  seen-lines check: a person undoes what they see in the feed), newest first; when one is
+  refused, those already applied are put back, so a request lands whole or not at all.
 - An edit or write that hits `ChangedDuringWriteError` (a live document changed under it,
   nothing written) is run again, up to `write_attempts` times, as the stale edit it now is.
 """
@@ -44,7 +48,7 @@ from ..hashline.errors import HashlineError, NotFoundError, is_not_found
 from ..hashline.locks import PathLocks
 from ..hashline.patcher import MiB, Patcher, SeenLinesPolicy
 from ..hashline.recovery import carry_lines
-from ..hashline.results import PartialWriteError, PatchResult
+from ..hashline.results import PartialWriteError, PatchResult, SectionOp, SectionResult
 from ..hashline.store import SnapshotStore
 from ..hashline.text import line_count, section_tag
 from ..kernels import (
@@ -54,7 +58,13 @@ from ..kernels import (
     KernelRun,
     NotRunnableError,
 )
-from ..notebook import NotebookFilesystem, collect_figures, layout_for_call
+from ..notebook import (
+    NotebookFilesystem,
+    capturing_removed,
+    collect_figures,
+    layout_for_call,
+    restoring_cells,
+)
 from ..notebook.filesystem import is_notebook_path
 from .activity import ActivityLog, ActivityRecord
 from .calls import ToolOutcome
@@ -62,6 +72,8 @@ from .catalog import CATALOG, DEFAULT_OUTPUT_CHARS
 from .errors import (
     BadArgumentsError,
     ChangedDuringWriteError,
+    RevertNotAllowedError,
+    RevertRefusedError,
     RunNotAllowedError,
     RunUnavailableError,
 )
@@ -73,9 +85,22 @@ from .requests import (
     KernelRequest,
     OutputsRequest,
     ReadRequest,
+    RevertRequest,
     RunRequest,
     ToolRequest,
     WriteRequest,
+)
+from .revert import (
+    NOTHING_TO_UNDO,
+    POSITIONAL,
+    UndoPlan,
+    check_inverse,
+    clear_of_live_ids,
+    describe_targets,
+    refused_error,
+    revert_targets,
+    snapshot_after,
+    undo_plan,
 )
 from .runs import GatePassed, RunGate, TouchedCells, run_entries, run_reply
 
@@ -102,6 +127,7 @@ class Workspace:
         describe: str = "",
         runner: CellRunner | None = None,
         run_refusal: str | None = None,
+        revert_refusal: str | None = None,
     ) -> None:
         self.fs = fs
         self.store = store
@@ -117,6 +143,7 @@ class Workspace:
         self._patchers: OrderedDict[str, Patcher] = OrderedDict()
         self.runner = runner
         self.run_refusal = run_refusal
+        self.revert_refusal = revert_refusal
         self.touched = TouchedCells()
         self.executions = Executions()
 
@@ -237,6 +264,27 @@ class Workspace:
 
         return await _guarded(work)
 
+    async def revert(self, request: RevertRequest) -> ToolOutcome:
+        """Undo recorded edits through the engine, newest first, all or nothing (revert.py)."""
+        try:
+            if self.revert_refusal is not None:
+                raise RevertNotAllowedError(self.revert_refusal)
+            targets = revert_targets(self.activity.recent(), request)
+            steps = await self._undo_all(targets, request.agent)
+        except HashlineError as err:
+            return ToolOutcome.failure(err)
+        records = tuple(
+            record
+            for target, result, removed in steps
+            for record in self._record(result, request.agent, "revert", removed, (target.id,))
+        )
+        landed = [result.to_text() for _, result, _ in steps if result.changed]
+        undone = [target.id for target, _, _ in steps]
+        what = describe_targets(targets) if targets else "nothing"
+        text = "\n\n".join([f"Undid {what}." if landed else NOTHING_TO_UNDO, *landed])
+        reply = {"reverted": undone, "activity": [r.to_json() for r in records], "text": text}
+        return ToolOutcome(text, reply=reply, activity=records)
+
     # -- per-agent state -----------------------------------------------------------------------
 
     def patcher(self, agent: str) -> Patcher:
@@ -287,16 +335,18 @@ class Workspace:
     async def _changing(
         self, agent: str, source: str, run: Callable[[], Awaitable[PatchResult]]
     ) -> ToolOutcome:
-        """Run an edit or write, retried on a live change, and record what landed."""
+        """Run an edit or write, retried on a live change, and record what landed (with the
+        cells it deleted, kept for an undo)."""
         try:
-            result = await self._retrying(run)
+            with capturing_removed() as removed:
+                result = await self._retrying(run)
         except PartialWriteError as err:
-            records = self._record(err.result, agent, source)
+            records = self._record(err.result, agent, source, removed)
             await self._note_touched(agent, err.result)
             return ToolOutcome.failure(err, result=err.result, activity=records)
         except HashlineError as err:
             return ToolOutcome.failure(err)
-        records = self._record(result, agent, source)
+        records = self._record(result, agent, source, removed)
         await self._note_touched(agent, result)
         reply = {**result.to_json(), "activity": [record.to_json() for record in records]}
         return ToolOutcome(result.to_text(), reply=reply, result=result, activity=records)
@@ -309,8 +359,107 @@ class Workspace:
                 continue
         return await run()
 
-    def _record(self, result: PatchResult, agent: str, source: str) -> tuple[ActivityRecord, ...]:
-        return tuple(self.activity.record_result(result, who=agent, source=source))
+    def _record(
+        self,
+        result: PatchResult,
+        agent: str,
+        source: str,
+        removed: dict[str, dict[str, Any]],
+        reverts: tuple[int, ...] = (),
+    ) -> tuple[ActivityRecord, ...]:
+        def undo(section: SectionResult) -> UndoPlan | None:
+            if section.op is not SectionOp.UPDATE:
+                return None  # a created file is not undone (that would delete it)
+            positional = is_notebook_path(section.path) and any(
+                self.fs.positional_ids(text) for text in (section.before, section.after)
+            )
+            return undo_plan(
+                section.path,
+                section.before,
+                section.after,
+                removed,
+                positional=positional,
+                after_tag=section.tag,
+            )
+
+        records = self.activity.record_result(
+            result, who=agent, source=source, undo=undo, reverts=reverts
+        )
+        return tuple(records)
+
+    # -- undo ----------------------------------------------------------------------------------
+
+    async def _undo_all(
+        self, targets: list[ActivityRecord], agent: str
+    ) -> list[tuple[ActivityRecord, PatchResult, dict[str, dict[str, Any]]]]:
+        """Undo each target in order; when one is refused, put back the ones that landed."""
+        steps: list[tuple[ActivityRecord, PatchResult, dict[str, dict[str, Any]]]] = []
+        for record in targets:
+            assert record.undo is not None, "revert_targets checked it"
+            try:
+                result, removed = await self._undo(record.undo, record.id, agent)
+            except HashlineError as err:
+                stuck = await self._roll_back(steps, agent)
+                if stuck:  # the feed must show what stayed undone
+                    for target, landed, cells in stuck:
+                        self._record(landed, agent, "revert", cells, (target.id,))
+                    raise RevertRefusedError(_partly(record, err, stuck)) from err
+                raise refused_error(err, record, len(steps)) from err
+            steps.append((record, result, removed))
+        return steps
+
+    async def _undo(
+        self, plan: UndoPlan, activity_id: int, agent: str
+    ) -> tuple[PatchResult, dict[str, dict[str, Any]]]:
+        """Apply one plan through an exact-rows patcher, from the snapshot the edit produced."""
+        key = await self.fs.canonical_path(self._resolve(plan.path))
+        snapshot = snapshot_after(self.store, key, plan)
+        if snapshot is None:
+            raise RevertRefusedError(
+                f"Activity {activity_id} cannot be undone safely: the text it produced is no "
+                "longer in the snapshot store (too many versions since), so its lines cannot "
+                "be told apart from later changes. Nothing was written."
+            )
+        check_inverse(plan, snapshot.text, activity_id)
+        if plan.structural:
+            live = await self.fs.read_text(self._resolve(plan.path))
+            if self.fs.positional_ids(live):
+                raise RevertRefusedError(
+                    f"Activity {activity_id} cannot be undone now: {POSITIONAL}. Nothing was "
+                    "written."
+                )
+            plan = clear_of_live_ids(plan, live)
+        self.store.record(key, snapshot.text)  # its tag now names this very text
+        patcher = Patcher(
+            self.fs,
+            self.store,
+            SeenLinesPolicy.OFF,  # a person's undo: they need not have read the lines
+            max_patch_bytes=self.max_patch_bytes,
+            max_file_bytes=self.max_file_bytes,
+            repair_echo=False,
+            agent=agent,
+            locks=self.locks,
+            exact_rows=True,
+        )
+        with capturing_removed() as removed, restoring_cells(plan.restore):
+            result = await self._retrying(lambda: patcher.apply(plan.section()))
+        return result, removed
+
+    async def _roll_back(
+        self, steps: list[tuple[ActivityRecord, PatchResult, dict[str, dict[str, Any]]]], agent: str
+    ) -> list[tuple[ActivityRecord, PatchResult, dict[str, dict[str, Any]]]]:
+        """Undo the undos that landed, newest first (all or nothing); the steps that could not
+        be put back (a person changed those lines meanwhile), empty when all were."""
+        for index in range(len(steps) - 1, -1, -1):
+            record, result, removed = steps[index]
+            try:
+                for section in result.sections:
+                    if section.written and section.before != section.after:
+                        plan = undo_plan(section.path, section.before, section.after, removed)
+                        await self._undo(plan, record.id, agent)
+            except HashlineError:
+                return steps[: index + 1]
+        return []
 
     async def _note_touched(self, agent: str, result: PatchResult) -> None:
         """Remember the cells each landed notebook section touched: the agent's next run's
@@ -400,6 +549,16 @@ async def _guarded(work: Work) -> ToolOutcome:
         return await work()
     except HashlineError as err:
         return ToolOutcome.failure(err)
+
+
+def _partly(record: ActivityRecord, err: HashlineError, stuck: list[Any]) -> str:
+    ids = ", ".join(str(target.id) for target, _, _ in stuck)
+    which = f"activit{'ies' if len(stuck) > 1 else 'y'} {ids}"
+    return (
+        f"Undo of activity {record.id} refused, and the undo of {which} "
+        f"made before it by this request could not be put back (the file changed "
+        f"meanwhile): those stay undone, as the activity feed shows.\n{err.message}"
+    )
 
 
 def _not_runnable(path: str) -> str:

@@ -17,6 +17,8 @@ import { ServerConnection } from '@jupyterlab/services';
 import type {
   ActivityResponse,
   ErrorResponse,
+  RevertRequest,
+  RevertResponse,
   SessionResponse,
   SessionsResponse,
   SnapshotsResponse
@@ -61,29 +63,43 @@ export class HashlineApi {
     return this.get<SnapshotsResponse>('snapshots');
   }
 
-  private async get<T>(route: string): Promise<T> {
+  /** Undo an edit (or all of an agent's edits since a time); a refusal throws with the
+   *  server's reason (which lines changed since, and how). */
+  revert(request: RevertRequest): Promise<RevertResponse> {
+    return this.send<RevertResponse>('revert', 'POST', JSON.stringify(request));
+  }
+
+  private get<T>(route: string): Promise<T> {
+    return this.send<T>(route, 'GET');
+  }
+
+  private async send<T>(
+    route: string,
+    method: 'GET' | 'POST',
+    body?: string
+  ): Promise<T> {
     const url = URLExt.join(this.settings.baseUrl, 'hashline', route);
     let response: Response;
     try {
       response = await ServerConnection.makeRequest(
         url,
-        { method: 'GET' },
+        body === undefined ? { method } : { method, body },
         this.settings
       );
     } catch (err) {
       throw new HashlineRequestError(
         route,
         null,
-        `GET hashline/${route} failed: ${String(err)}`
+        `${method} hashline/${route} failed: ${String(err)}`
       );
     }
-    const body: unknown = await response.json().catch(() => null);
+    const reply: unknown = await response.json().catch(() => null);
     if (!response.ok) {
-      const message = isErrorResponse(body)
-        ? body.message
-        : `GET hashline/${route} answered HTTP ${response.status}.`;
+      const message = isErrorResponse(reply)
+        ? reply.message
+        : `${method} hashline/${route} answered HTTP ${response.status}.`;
       throw new HashlineRequestError(route, response.status, message);
     }
-    return body as T;
+    return reply as T;
   }
 }

@@ -13,7 +13,7 @@ export interface ActivityEvent {
   path: string;
   /** What happened to the file: 'update' or 'create' (an edit), or 'run' (cells ran: their outputs changed, not the text). */
   op: string;
-  /** The route that made the record: 'patch', 'write', 'run' or 'eval'. */
+  /** The route that made the record: 'patch', 'write', 'run', 'eval', or 'revert' (an undo of earlier records). */
   source: string;
   /** The agent or user the server attributed the edit to. */
   who: string;

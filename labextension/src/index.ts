@@ -6,6 +6,8 @@
  * - The panel is tracked by the layout restorer (when present), so it comes back open after a
  *   reload if it was open before.
  * - The command `hashline:open-sidebar` reveals it (also from the command palette).
+ * - Cells an agent changed carry a badge in open notebooks (badges.ts; with a notebook tracker);
+ *   the toggle `hashline:toggle-follow` scrolls the notebook to each cell an agent edits.
  * - It listens to the server's event stream (`ServiceManager.events`), and takes its fallback
  *   poll period from the `pollIntervalMs` setting (schema/sidebar.json), live as it changes;
  *   until the settings load (or without a settings registry) the default applies.
@@ -19,16 +21,18 @@ import {
 } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
 import { IDocumentManager } from '@jupyterlab/docmanager';
+import { INotebookTracker } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { LabIcon } from '@jupyterlab/ui-components';
 
 import { HashlineApi } from './api';
 // The sidebar is added to the shell at activation, so it is needed at once.
 // eslint-disable-next-line jupyter/prefer-lazy-imports
-import { HashlineSidebar } from './sidebar';
+import { ACTIVITY_LIMIT, HashlineSidebar } from './sidebar';
 
 const PLUGIN_ID = 'jupyter-hashline:sidebar';
 export const OPEN_COMMAND = 'hashline:open-sidebar';
+export const FOLLOW_COMMAND = 'hashline:toggle-follow';
 
 const ICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16" viewBox="0 0 24 24">
   <g class="jp-icon3" fill="#616161" transform="skewX(-12) translate(2 0)">
@@ -48,10 +52,12 @@ function activate(
   docManager: IDocumentManager,
   restorer: ILayoutRestorer | null,
   palette: ICommandPalette | null,
-  settingRegistry: ISettingRegistry | null
+  settingRegistry: ISettingRegistry | null,
+  notebooks: INotebookTracker | null
 ): void {
+  const api = new HashlineApi(app.serviceManager.serverSettings);
   const sidebar = new HashlineSidebar({
-    source: new HashlineApi(app.serviceManager.serverSettings),
+    source: api,
     events: app.serviceManager.events.stream,
     openEdit: async edit => {
       const { openEdit } = await import('./navigate');
@@ -70,6 +76,33 @@ function activate(
     execute: () => labShell.activateById(sidebar.id)
   });
   palette?.addItem({ command: OPEN_COMMAND, category: 'Hashline' });
+  if (notebooks) {
+    const badges = import('./badges').then(
+      ({ CellBadges }) =>
+        new CellBadges({
+          tracker: notebooks,
+          activity: () => api.activity(ACTIVITY_LIMIT),
+          events: app.serviceManager.events.stream,
+          reveal: id => {
+            labShell.activateById(sidebar.id);
+            sidebar.reveal(id);
+          }
+        })
+    );
+    let following = false;
+    app.commands.addCommand(FOLLOW_COMMAND, {
+      label: 'Follow Agent Edits',
+      caption: 'Scroll the notebook to each cell an agent edits',
+      isToggled: () => following,
+      describedBy: { args: { type: 'object', properties: {} } },
+      execute: async () => {
+        following = !following;
+        (await badges).follow = following;
+        app.commands.notifyCommandChanged(FOLLOW_COMMAND);
+      }
+    });
+    palette?.addItem({ command: FOLLOW_COMMAND, category: 'Hashline' });
+  }
 }
 
 /** Apply the `pollIntervalMs` setting now and whenever it changes. */
@@ -97,7 +130,12 @@ const plugin: JupyterFrontEndPlugin<void> = {
   description: 'Sidebar with hashline agent edits, sessions and snapshots.',
   autoStart: true,
   requires: [ILabShell, IDocumentManager],
-  optional: [ILayoutRestorer, ICommandPalette, ISettingRegistry],
+  optional: [
+    ILayoutRestorer,
+    ICommandPalette,
+    ISettingRegistry,
+    INotebookTracker
+  ],
   activate
 };
 

@@ -123,6 +123,61 @@ export function firstChangedLine(diff: string): number | null {
   return null;
 }
 
+// -- edits per cell, and undo -----------------------------------------------------------
+
+/** The rows of one notebook cell's part of a diff (a text file: one part, cell null). */
+export interface CellDiff {
+  cell: string | null;
+  rows: DiffRow[];
+}
+
+const HUNK_CELL = /^@@ [^@]* @@ cell (\S+)$/;
+
+/**
+ * A diff split by the cell each hunk is in (the server names it after the hunk header,
+ * `@@ -1,2 +1,2 @@ cell ID`), hunks of one cell together, in the order cells first appear.
+ * File header rows are dropped; a clipping note stays with the cell it follows.
+ */
+export function cellDiffs(diff: string): CellDiff[] {
+  const parts: CellDiff[] = [];
+  let current: CellDiff | null = null;
+  for (const row of diffRows(diff)) {
+    if (row.kind === 'file') {
+      continue;
+    }
+    if (row.kind === 'hunk' || current === null) {
+      const cell = HUNK_CELL.exec(row.text)?.[1] ?? null;
+      current = parts.find(part => part.cell === cell) ?? null;
+      if (current === null) {
+        current = { cell, rows: [] };
+        parts.push(current);
+      }
+    }
+    current.rows.push(row);
+  }
+  return parts;
+}
+
+/** For each record id another record undid, the id of that undo (`reverts`). */
+export function undoneBy(edits: readonly ActivityEdit[]): Map<number, number> {
+  const found = new Map<number, number>();
+  for (const record of edits) {
+    for (const id of record.reverts ?? []) {
+      found.set(id, record.id);
+    }
+  }
+  return found;
+}
+
+/** Counts of a list of activity records: edits of text and runs of cells, apart. */
+export function activityCounts(edits: readonly ActivityEdit[]): {
+  edits: number;
+  runs: number;
+} {
+  const runs = edits.filter(isRun).length;
+  return { edits: edits.length - runs, runs };
+}
+
 // -- edits ----------------------------------------------------------------------------------
 
 /** The 4-hex tag of a `[path#TAG]` header ('' when the header has none). */
@@ -399,7 +454,60 @@ export function sessionDetail(snapshot: unknown): SessionDetailView {
   };
 }
 
+/** "3 edits · 1 run" (runs change outputs, not text, so they are never counted as edits). */
+export function editsAndRuns(
+  edits: number | null,
+  runs: number | null
+): string {
+  const parts = [plural(edits ?? 0, 'edit')];
+  if (runs) {
+    parts.push(plural(runs, 'run'));
+  }
+  return parts.join(' · ');
+}
+
 /** A session's display name: its label, else its id. */
 export function sessionName(summary: SessionSummary): string {
   return summary.label.trim() || summary.id;
+}
+
+// -- badges in the notebook -----------------------------------------------------------------
+
+/**
+ * For notebook `path`, the newest edit that touched each cell and still stands: not a run, not
+ * an undo, not undone since, and not cleared for that cell (`cleared` holds "recordId:cellId"
+ * for badges a person dismissed or whose cell they edited afterwards).
+ */
+export function badgeRecords(
+  edits: readonly ActivityEdit[],
+  path: string,
+  cleared: ReadonlySet<string>
+): Map<string, ActivityEdit> {
+  const undone = undoneBy(edits);
+  const found = new Map<string, ActivityEdit>();
+  for (const record of edits) {
+    if (
+      record.path !== path ||
+      isRun(record) ||
+      record.source === 'revert' ||
+      undone.has(record.id)
+    ) {
+      continue;
+    }
+    for (const cell of record.cells) {
+      if (!found.has(cell) && !cleared.has(`${record.id}:${cell}`)) {
+        found.set(cell, record);
+      }
+    }
+  }
+  return found;
+}
+
+/** The part of an edit's diff about one cell, as text (a badge's hover). */
+export function cellDiffText(record: ActivityEdit, cell: string): string {
+  const part = cellDiffs(record.diff).find(p => p.cell === cell);
+  const rows = (part?.rows ?? []).filter(row => row.kind !== 'hunk');
+  return (
+    rows.map(row => row.text).join('\n') || `${record.who} changed cell ${cell}`
+  );
 }

@@ -17,6 +17,10 @@
 import {
   type ActivityEdit,
   type CellRun,
+  type DiffRow,
+  activityCounts,
+  cellDiffs,
+  editsAndRuns,
   type SessionDetailView,
   type SessionSummary,
   type TrackedPath,
@@ -38,10 +42,32 @@ import {
 export interface ActivityHandlers {
   toggle(edit: ActivityEdit): void;
   open(edit: ActivityEdit): void;
+  /** Undo this one edit. */
+  undo(edit: ActivityEdit): void;
+  /** Undo every edit of this edit's agent from this one on (newest first, all or nothing). */
+  undoSince(edit: ActivityEdit): void;
 }
+
+/** What the sidebar knows about undoing each edit, beyond the records themselves. */
+export interface UndoState {
+  /** Record id -> the id of the record that undid it. */
+  undoneBy: ReadonlyMap<number, number>;
+  /** Record id -> why the last undo asked from this record was refused. */
+  refused: ReadonlyMap<number, string>;
+  /** Record ids whose undo is in flight. */
+  pending: ReadonlySet<number>;
+}
+
+export const NO_UNDO_STATE: UndoState = {
+  undoneBy: new Map(),
+  refused: new Map(),
+  pending: new Set()
+};
 
 export interface SessionHandlers {
   toggle(summary: SessionSummary): void;
+  /** Show or hide the closed sessions. */
+  toggleClosed(): void;
 }
 
 function el<K extends keyof HTMLElementTagNameMap>(
@@ -107,12 +133,42 @@ export function renderError(what: string, message: string): HTMLElement {
 
 /** The diff as rows coloured by kind, with the new-side line number in a gutter. */
 export function renderDiff(diff: string): HTMLElement {
-  const pre = el('pre', 'jp-hashline-diff');
   if (diff === '') {
+    const pre = el('pre', 'jp-hashline-diff');
     pre.append(el('span', 'jp-hashline-diff-note', '(no textual change)'));
     return pre;
   }
-  for (const row of diffRows(diff)) {
+  return renderDiffRows(diffRows(diff));
+}
+
+/** An edit's diff, one part per notebook cell it touched (titled with the cell's id). */
+export function renderCellDiffs(diff: string): HTMLElement {
+  const parts = cellDiffs(diff);
+  if (parts.length <= 1 && (parts[0]?.cell ?? null) === null) {
+    return renderDiff(diff);
+  }
+  const box = el('div', 'jp-hashline-cell-diffs');
+  for (const part of parts) {
+    const one = el('div', 'jp-hashline-cell-diff');
+    if (part.cell !== null) {
+      one.dataset.cell = part.cell;
+    }
+    one.append(
+      el(
+        'div',
+        'jp-hashline-cell-diff-title',
+        part.cell ? `cell ${part.cell}` : 'file'
+      ),
+      renderDiffRows(part.rows.filter(row => row.kind !== 'hunk'))
+    );
+    box.append(one);
+  }
+  return box;
+}
+
+function renderDiffRows(rows: readonly DiffRow[]): HTMLElement {
+  const pre = el('pre', 'jp-hashline-diff');
+  for (const row of rows) {
     const line = el(
       'span',
       `jp-hashline-diff-row jp-hashline-diff-${row.kind}`
@@ -203,6 +259,60 @@ function warningsList(warnings: readonly string[]): HTMLElement {
   return ul;
 }
 
+/** Outcomes worth knowing that ask nothing of anyone (a new cell's id): neutral, not warnings. */
+function notesList(notes: readonly string[]): HTMLElement {
+  const ul = el('ul', 'jp-hashline-notes');
+  for (const text of notes) {
+    ul.append(el('li', 'jp-hashline-note', text));
+  }
+  return ul;
+}
+
+/** Undo buttons, or what already undid the edit, and why the last undo was refused. */
+function undoRow(
+  edit: ActivityEdit,
+  undo: UndoState,
+  handlers: ActivityHandlers
+): HTMLElement {
+  const row = el('div', 'jp-hashline-undo-row');
+  const by = undo.undoneBy.get(edit.id);
+  if (by !== undefined) {
+    row.append(el('span', 'jp-hashline-undone', `undone by #${by}`));
+  } else if (edit.undoable) {
+    const busy = undo.pending.has(edit.id);
+    const one = el('button', 'jp-hashline-undo', busy ? 'Undoing…' : 'Undo');
+    one.title =
+      'Undo this edit on the notebook as it is now: it lands only where the lines it ' +
+      'wrote are unchanged, and your other changes stay';
+    one.disabled = busy;
+    one.addEventListener('click', () => handlers.undo(edit));
+    const since = el(
+      'button',
+      'jp-hashline-undo-since',
+      `Undo all by ${edit.who} since here`
+    );
+    since.title = `Undo every edit ${edit.who} made from this one on, newest first; all or nothing`;
+    since.disabled = busy;
+    since.addEventListener('click', () => handlers.undoSince(edit));
+    row.append(one, since);
+  } else {
+    row.append(
+      el('span', 'jp-hashline-hint', 'This edit cannot be undone here.')
+    );
+  }
+  const why = undo.refused.get(edit.id);
+  if (why !== undefined) {
+    const box = el('div', 'jp-hashline-undo-error');
+    box.setAttribute('role', 'alert');
+    box.append(
+      el('strong', undefined, 'Undo refused. '),
+      el('span', undefined, why)
+    );
+    row.append(box);
+  }
+  return row;
+}
+
 /** Each cell of a run: its id, how it ended (ok, error, timeout, busy, skipped), how long. */
 export function renderRuns(runs: readonly CellRun[]): HTMLElement {
   const ul = el('ul', 'jp-hashline-runs');
@@ -222,13 +332,14 @@ export function renderRuns(runs: readonly CellRun[]): HTMLElement {
   return ul;
 }
 
-/** One edit: header row (toggle + path), meta row, warnings, and the diff when expanded.
- * A run instead shows each cell's status and duration, always. */
+/** One edit: header row (toggle + path), meta row, warnings and notes, and when expanded its
+ * diff per cell with Undo. A run instead shows each cell's status and duration, always. */
 export function renderEdit(
   edit: ActivityEdit,
   expanded: boolean,
   nowMs: number,
-  handlers: ActivityHandlers
+  handlers: ActivityHandlers,
+  undo: UndoState = NO_UNDO_STATE
 ): HTMLElement {
   const item = el('li', 'jp-hashline-edit');
   item.dataset.editId = String(edit.id);
@@ -236,24 +347,36 @@ export function renderEdit(
   item.classList.toggle('jp-mod-expanded', expanded);
   item.classList.toggle('jp-mod-warned', edit.warnings.length > 0);
   item.classList.toggle('jp-mod-run', isRun(edit));
+  item.classList.toggle('jp-mod-undone', undo.undoneBy.has(edit.id));
+  item.classList.toggle('jp-mod-revert', edit.source === 'revert');
   item.append(editHead(edit, expanded, handlers), editMeta(edit, nowMs));
+  if (edit.source === 'revert' && edit.reverts.length > 0) {
+    const ids = edit.reverts.map(id => `#${id}`).join(', ');
+    item.append(el('div', 'jp-hashline-reverts', `undoes ${ids}`));
+  }
   if (edit.warnings.length > 0) {
     item.append(warningsList(edit.warnings));
+  }
+  if ((edit.notes ?? []).length > 0) {
+    item.append(notesList(edit.notes));
   }
   if (isRun(edit)) {
     item.append(renderRuns(edit.runs));
   } else if (expanded) {
-    item.append(renderDiff(edit.diff));
+    item.append(renderCellDiffs(edit.diff), undoRow(edit, undo, handlers));
+  } else if (undo.refused.has(edit.id)) {
+    item.append(undoRow(edit, undo, handlers));
   }
   return item;
 }
 
-/** The activity list, newest first as the server sends it. */
+/** The activity list, newest first as the server sends it, under its counts. */
 export function renderActivity(
   edits: readonly ActivityEdit[],
   expanded: ReadonlySet<number>,
   nowMs: number,
-  handlers: ActivityHandlers
+  handlers: ActivityHandlers,
+  undo: UndoState = NO_UNDO_STATE
 ): HTMLElement {
   if (edits.length === 0) {
     return renderEmpty(
@@ -262,11 +385,17 @@ export function renderActivity(
         'kernel session) appear here, newest first.'
     );
   }
+  const box = el('div', 'jp-hashline-activity-box');
+  const counts = activityCounts(edits);
+  box.append(
+    el('p', 'jp-hashline-counts', editsAndRuns(counts.edits, counts.runs))
+  );
   const ul = el('ul', 'jp-hashline-list jp-hashline-activity');
   for (const edit of edits) {
-    ul.append(renderEdit(edit, expanded.has(edit.id), nowMs, handlers));
+    ul.append(renderEdit(edit, expanded.has(edit.id), nowMs, handlers, undo));
   }
-  return ul;
+  box.append(ul);
+  return box;
 }
 
 // -- sessions -------------------------------------------------------------------------------
@@ -431,9 +560,15 @@ function sessionHead(
   toggle.addEventListener('click', () => handlers.toggle(summary));
   const name = el('span', 'jp-hashline-session-name', sessionName(summary));
   name.title = `session ${summary.id}`;
+  const state = el(
+    'span',
+    `jp-hashline-session-state ${summary.closed ? 'jp-mod-closed' : 'jp-mod-open'}`,
+    summary.closed ? 'closed' : 'open'
+  );
   head.append(
     toggle,
     name,
+    state,
     el('span', 'jp-hashline-hit', formatPercent(summary.hit_ratio))
   );
   return head;
@@ -444,20 +579,51 @@ function sessionMeta(summary: SessionSummary, nowMs: number): HTMLElement {
   meta.append(
     el('code', 'jp-hashline-short-id', summary.prefix_short_id ?? 'no prefix'),
     el('span', undefined, plural(summary.turns ?? 0, 'request')),
-    el('span', undefined, plural(summary.edits ?? 0, 'edit')),
+    el(
+      'span',
+      'jp-hashline-session-counts',
+      editsAndRuns(summary.edits, summary.runs)
+    ),
     el('span', undefined, plural(summary.rebuilds ?? 0, 'rebuild')),
+    el('span', 'jp-hashline-hint', 'last activity'),
     timeLabel(summary.updated_at_ms, nowMs)
   );
   return meta;
 }
 
-/** The session list; an expanded session shows its detail, or a loading line until it arrives. */
+function sessionItem(
+  summary: SessionSummary,
+  expanded: ReadonlySet<string>,
+  details: ReadonlyMap<string, SessionDetailView>,
+  nowMs: number,
+  handlers: SessionHandlers
+): HTMLElement {
+  const open = expanded.has(summary.id);
+  const li = el('li', 'jp-hashline-session');
+  li.dataset.sessionId = summary.id;
+  li.classList.toggle('jp-mod-expanded', open);
+  li.classList.toggle('jp-mod-closed', summary.closed === true);
+  li.append(sessionHead(summary, open, handlers), sessionMeta(summary, nowMs));
+  if (open) {
+    const detail = details.get(summary.id);
+    li.append(
+      detail
+        ? renderSessionDetail(detail, nowMs)
+        : el('p', 'jp-hashline-hint', 'Loading…')
+    );
+  }
+  return li;
+}
+
+/** The session list, open sessions first; closed ones fold under one row until asked for.
+ * An expanded session shows its detail, or a loading line until it arrives. */
 export function renderSessions(
   sessions: readonly SessionSummary[],
   expanded: ReadonlySet<string>,
   details: ReadonlyMap<string, SessionDetailView>,
   nowMs: number,
-  handlers: SessionHandlers
+  handlers: SessionHandlers,
+  showClosed = false
 ): HTMLElement {
   if (sessions.length === 0) {
     return renderEmpty(
@@ -467,24 +633,26 @@ export function renderSessions(
     );
   }
   const ul = el('ul', 'jp-hashline-list jp-hashline-sessions');
-  for (const summary of sessions) {
-    const open = expanded.has(summary.id);
-    const li = el('li', 'jp-hashline-session');
-    li.dataset.sessionId = summary.id;
-    li.classList.toggle('jp-mod-expanded', open);
-    li.append(
-      sessionHead(summary, open, handlers),
-      sessionMeta(summary, nowMs)
+  const closed = sessions.filter(s => s.closed === true);
+  for (const summary of sessions.filter(s => s.closed !== true)) {
+    ul.append(sessionItem(summary, expanded, details, nowMs, handlers));
+  }
+  if (closed.length > 0) {
+    const fold = el(
+      'button',
+      'jp-hashline-closed-toggle',
+      `${showClosed ? '▾' : '▸'} ${plural(closed.length, 'closed session')}`
     );
-    if (open) {
-      const detail = details.get(summary.id);
-      li.append(
-        detail
-          ? renderSessionDetail(detail, nowMs)
-          : el('p', 'jp-hashline-hint', 'Loading…')
-      );
-    }
+    fold.setAttribute('aria-expanded', String(showClosed));
+    fold.addEventListener('click', () => handlers.toggleClosed());
+    const li = el('li', 'jp-hashline-closed');
+    li.append(fold);
     ul.append(li);
+    if (showClosed) {
+      for (const summary of closed) {
+        ul.append(sessionItem(summary, expanded, details, nowMs, handlers));
+      }
+    }
   }
   return ul;
 }

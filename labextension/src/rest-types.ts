@@ -90,6 +90,8 @@ export interface SectionReply {
   first_changed_line: number | null;
   /** e.g. what a recovery rebased; empty when nothing to say. */
   banner: string;
+  /** Outcomes worth knowing that ask nothing of a person (a new cell's id, a restored cell, a recovered edit); warnings are for what a person should act on. */
+  notes: string[];
 }
 
 /** POST write: create or replace a file. */
@@ -254,10 +256,10 @@ export interface ActivityRecord {
   /** What happened to the file: 'update' or 'create' (an edit), 'run' (cells ran; the outputs changed, not the text). */
   op: "update" | "create" | "run";
   at_ms: number;
-  /** The agent that made the edit: the X-Hashline-Agent header, the user, a token's fixed name, an MCP connection, a CLI --agent or a session id. */
+  /** The agent that made the record, by a readable name: the X-Hashline-Agent header, else the user (a token-only request: the server's owner and the client, e.g. 'ada via curl'); an MCP client's name; a CLI --agent; a Session's label or 'provider/model #n'. Never a token, a hash or a random id. */
   who: string;
-  /** The route that made the record. */
-  source: "patch" | "write" | "run" | "eval";
+  /** The route that made the record ('revert': an undo of the records `reverts` names). */
+  source: "patch" | "write" | "run" | "eval" | "revert";
   header_before: Header;
   header_after: Header;
   /** Unified diff of the text the agent saw (notebooks: the projection); empty for a run; the code that ran for an eval. */
@@ -267,6 +269,12 @@ export interface ActivityRecord {
   cells: string[];
   /** A run: how each cell ended (empty for an edit). */
   runs: CellRunEntry[];
+  /** Outcomes worth knowing that ask nothing of a person (a new cell's id, a restored cell, a recovered edit); warnings are for what a person should act on. */
+  notes: string[];
+  /** For source 'revert': the ids of the records this undo undid (newest first); else empty. */
+  reverts: number[];
+  /** Whether the server kept what undoing this edit needs (POST revert); false for runs and for edits made elsewhere. */
+  undoable: boolean;
 }
 
 /** How one cell of a run ended, as the activity feed shows it. */
@@ -280,6 +288,25 @@ export interface CellRunEntry {
 /** Recent edits that changed a file, newest first (bounded). */
 export interface ActivityResponse {
   edits: ActivityRecord[];
+}
+
+/** POST revert: undo one recorded edit ({activity}) or every edit of one agent since a time ({agent, since_ms}), newest first, all or nothing. */
+export interface RevertRequest {
+  /** The id of the activity record to undo. */
+  activity?: number;
+  /** Undo every edit this agent made (activity `who`)... */
+  agent?: string;
+  /** ...at or after this time (ms since the epoch, as activity `at_ms`). */
+  since_ms?: number;
+}
+
+export interface RevertResponse {
+  /** The ids of the records undone, newest first (empty: there was nothing to undo). */
+  reverted: number[];
+  /** The records of the undo itself (source 'revert'), one per file changed. */
+  activity: ActivityRecord[];
+  /** What happened, in words: each file's new header and preview. */
+  text: string;
 }
 
 /** POST sessions: register (no id, or a new id) or update (an existing id) an agent session's latest snapshot. */
@@ -307,8 +334,13 @@ export interface SessionSummary {
   prefix_short_id: string | null;
   hit_ratio: number | null;
   turns: number | null;
+  /** Edits of files in the snapshot's activity (runs are counted apart). */
   edits: number | null;
+  /** Runs of notebook cells in the snapshot's activity. */
+  runs: number | null;
   rebuilds: number | null;
+  /** The session ended (Session.aclose() posted its last snapshot). */
+  closed: boolean;
   [key: string]: unknown;
 }
 

@@ -28,7 +28,7 @@ import {
   tabsChangedBy
 } from './events';
 import type { ActivityEdit, SessionDetailView } from './model';
-import { sessionDetail } from './model';
+import { sessionDetail, undoneBy } from './model';
 import {
   refreshTimes,
   renderActivity,
@@ -38,6 +38,8 @@ import {
 } from './render';
 import type {
   ActivityResponse,
+  RevertRequest,
+  RevertResponse,
   SessionResponse,
   SessionsResponse,
   SnapshotsResponse
@@ -56,6 +58,8 @@ export interface SidebarSource {
   sessions(): Promise<SessionsResponse>;
   session(id: string): Promise<SessionResponse>;
   snapshots(): Promise<SnapshotsResponse>;
+  /** Undo recorded edits; a refusal rejects with the server's reason as its message. */
+  revert?(request: RevertRequest): Promise<RevertResponse>;
 }
 
 export interface SidebarOptions {
@@ -310,7 +314,10 @@ export class HashlineSidebar extends Widget {
       this._data[tab],
       [...this._expandedEdits],
       [...this._expandedSessions],
-      tab === 'sessions' ? [...this._details] : null
+      tab === 'sessions' ? [...this._details] : null,
+      [...this._refused],
+      [...this._pending],
+      this._showClosed
     ]);
     if (signature === this._signature) {
       return;
@@ -335,7 +342,12 @@ export class HashlineSidebar extends Widget {
             data.edits,
             this._expandedEdits,
             now,
-            this._activityHandlers
+            this._activityHandlers,
+            {
+              undoneBy: undoneBy(data.edits),
+              refused: this._refused,
+              pending: this._pending
+            }
           )
         : loading;
     }
@@ -347,7 +359,8 @@ export class HashlineSidebar extends Widget {
             this._expandedSessions,
             this._details,
             now,
-            this._sessionHandlers
+            this._sessionHandlers,
+            this._showClosed
           )
         : loading;
     }
@@ -364,8 +377,58 @@ export class HashlineSidebar extends Widget {
       this._openEdit(edit).catch((err: unknown) => {
         this._status.textContent = `Could not open ${edit.path}: ${String(err)}`;
       });
+    },
+    undo: (edit: ActivityEdit): void => {
+      void this._undo(edit, { activity: edit.id });
+    },
+    undoSince: (edit: ActivityEdit): void => {
+      void this._undo(edit, { agent: edit.who, since_ms: edit.at_ms });
     }
   };
+
+  /** Show (and focus) the activity entry of record `id`, expanded: a badge's click. */
+  reveal(id: number): void {
+    this._expandedEdits.add(id);
+    this.tab = 'activity';
+    this._signature = '';
+    this._render();
+    void this.refresh().then(() => {
+      const item = this._body.querySelector<HTMLElement>(
+        `.jp-hashline-edit[data-edit-id="${id}"]`
+      );
+      item?.scrollIntoView({ block: 'nearest' });
+    });
+  }
+
+  private async _undo(
+    edit: ActivityEdit,
+    request: RevertRequest
+  ): Promise<void> {
+    const revert = this._source.revert?.bind(this._source);
+    if (revert === undefined || this._pending.has(edit.id)) {
+      return;
+    }
+    this._pending.add(edit.id);
+    this._refused.delete(edit.id);
+    this._render();
+    try {
+      const reply = await revert(request);
+      const done = reply.reverted.length;
+      this._status.textContent = done
+        ? `Undid ${done === 1 ? 'edit' : 'edits'} #${reply.reverted.join(', #')}`
+        : 'Nothing to undo';
+    } catch (err) {
+      this._refused.set(
+        edit.id,
+        err instanceof Error ? err.message : String(err)
+      );
+      this._status.textContent = `Undo of #${edit.id} refused`;
+    } finally {
+      this._pending.delete(edit.id);
+    }
+    this._render();
+    await this.refresh();
+  }
 
   private readonly _sessionHandlers = {
     toggle: (summary: { id: string }): void => {
@@ -374,6 +437,10 @@ export class HashlineSidebar extends Widget {
       if (this._expandedSessions.has(summary.id)) {
         void this.refresh();
       }
+    },
+    toggleClosed: (): void => {
+      this._showClosed = !this._showClosed;
+      this._render();
     }
   };
 
@@ -400,6 +467,9 @@ export class HashlineSidebar extends Widget {
   private readonly _expandedEdits = new Set<number>();
   private readonly _expandedSessions = new Set<string>();
   private readonly _details = new Map<string, SessionDetailView>();
+  private readonly _refused = new Map<number, string>();
+  private readonly _pending = new Set<number>();
+  private _showClosed = false;
 }
 
 function flip<T>(set: Set<T>, value: T): void {

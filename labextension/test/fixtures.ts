@@ -29,6 +29,9 @@ export function edit(overrides: Partial<ActivityEdit> = {}): ActivityEdit {
     warnings: [],
     cells: ['load-data'],
     runs: [],
+    notes: [],
+    reverts: [],
+    undoable: true,
     ...overrides
   };
 }
@@ -62,7 +65,9 @@ export function summary(
     hit_ratio: 0.4375,
     turns: 2,
     edits: 1,
+    runs: 0,
     rebuilds: 1,
+    closed: false,
     ...overrides
   };
 }

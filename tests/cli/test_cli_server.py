@@ -73,3 +73,32 @@ def test_the_cli_runs_cells_through_a_jupyter_server(
         url = f"http://127.0.0.1:{server.port}/"
         assert main(["--server", url, "run", CHECKS, "--tag", tag, "--cell", "calc"]) == 1
         assert "read-only" in capsys.readouterr().err
+
+
+def test_the_cli_undoes_an_agents_edit_on_a_jupyter_server(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("JUPYTER_DATA_DIR", str(home / "data"))
+    monkeypatch.setenv("JUPYTER_TOKEN", TOKEN)
+    edit = tmp_path / "edit.txt"
+    before = (root / NOTEBOOK).read_bytes()
+    assert main(["revert", "1"]) == 2  # no server: nothing keeps the activity
+    assert "revert needs --server" in capsys.readouterr().err
+    with LocalServer(root, home) as server:
+        url = f"http://127.0.0.1:{server.port}/"
+        bot = ["--server", url, "--agent", "bot"]
+        assert main([*bot, "read", NOTEBOOK]) == 0
+        view = capsys.readouterr().out
+        line = line_of(view, "print(total)")
+        edit.write_text(f"{header_of(view)}\nreplace {line}:\n+print(total, flush=True)\n")
+        assert main([*bot, "patch", str(edit)]) == 0
+        assert (root / NOTEBOOK).read_bytes() != before
+        capsys.readouterr()
+        assert main(["--server", url, "revert", "--by", "bot", "--since-ms", "0"]) == 0
+        assert "Undid activity 1" in capsys.readouterr().out
+        assert nbformat.read(root / NOTEBOOK, as_version=4) == nbformat.reads(before, 4)
+        assert main(["--server", url, "revert", "1"]) == 1  # already undone: refused
+        assert "already undone" in capsys.readouterr().err
+        assert main(["--server", url, "revert", "77"]) == 2
+        assert "No activity 77" in capsys.readouterr().err

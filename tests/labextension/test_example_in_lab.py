@@ -79,8 +79,9 @@ def test_the_example_run_in_lab_fills_activity_and_snapshots(
             edits = sidebar.locator(".jp-hashline-edit")
             expect(edits).to_have_count(3, timeout=120_000)
             expect(edits.locator(".jp-hashline-edit-open")).to_have_text([EDITED] * 3)
-            [session] = api(url, "sessions")["sessions"]  # the agent is named by its session id
-            expect(edits.locator(".jp-hashline-who")).to_have_text([session["id"]] * 3)
+            [session] = api(url, "sessions")["sessions"]  # the agent: provider/model #n, readable
+            assert re.fullmatch(r"[a-z]+/[\w.-]+ #\d+", session["label"]), session["label"]
+            expect(edits.locator(".jp-hashline-who")).to_have_text([session["label"]] * 3)
             run = edits.first  # newest first: the run of the cells the summary needs
             expect(run.locator(".jp-hashline-run-cell")).to_have_text(
                 ["imports", "load-data", "totals", "summary"]
@@ -97,7 +98,8 @@ def test_the_example_run_in_lab_fills_activity_and_snapshots(
             browser.close()
     activity = api(url, "activity")["edits"]
     sessions = api(url, "sessions")["sessions"]
-    assert len(sessions) == 1 and {edit["who"] for edit in activity} == {sessions[0]["id"]}
+    assert len(sessions) == 1 and {edit["who"] for edit in activity} == {sessions[0]["label"]}
+    assert (sessions[0]["edits"], sessions[0]["runs"]) == (2, 1)  # runs counted apart
     assert "by_region = {}" in (root / EDITED).read_text()
     assert "best month: 2026-03" in (root / EDITED).read_text()  # the run's saved output
     assert [edit["op"] for edit in activity] == ["run", "update", "update"]

@@ -52,7 +52,7 @@ async def test_a_write_merges_serializes_like_jupyter_and_reports_the_landed_tex
     edited = text.replace("df.plot()", "df.plot(kind='bar')") + "# %% [markdown]\nDone.\n"
     result = await fs.write_text("a.ipynb", edited)
     assert result.text == edited.replace("# %% [markdown]\n", "# %% [markdown] id=new1\n")
-    assert result.warnings == ("new markdown cell id=new1 (line 12)",)
+    assert result.notes == ("new markdown cell id=new1 (line 12)",)
     raw = storage.get("a.ipynb")
     nb = loads(raw)
     assert raw == dumps(nb)

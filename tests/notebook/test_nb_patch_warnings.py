@@ -18,8 +18,10 @@ async def test_new_cell_ids_are_reported_in_the_patch_reply() -> None:
     last = len(read.text.splitlines())
     result = await patcher.apply(f"{read.header}\ninsert after {last}:\n+# %% [code]\n+x = 1\n")
     reply = result.to_text()
-    assert "fresh-cell" in reply
-    assert any("fresh-cell" in w for w in result.sections[0].warnings)
+    assert "note: new code cell id=fresh-cell" in reply
+    # a new cell's id is a note (nothing to act on), never a warning
+    assert any("fresh-cell" in n for n in result.sections[0].notes)
+    assert not result.sections[0].warnings
     # the generic "landed text differs" notice is not added on top of the filesystem's own
     assert not any("differs" in w for w in result.sections[0].warnings)
     assert "# %% [code] id=fresh-cell" in result.sections[0].after

@@ -17,6 +17,7 @@ def test_exported_members() -> None:
         "NotebookFilesystem",
         "PairedDiskFilesystem",
         "ProjectedCell",
+        "capturing_removed",
         "cell_outputs",
         "collect_figures",
         "is_notebook_path",
@@ -28,6 +29,7 @@ def test_exported_members() -> None:
         "parse_projection",
         "project_notebook",
         "rebase_lines",
+        "restoring_cells",
         "serialize_notebook",
     ]
     for name in notebook.__all__:

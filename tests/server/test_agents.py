@@ -15,7 +15,7 @@ from testkit.rest import Fetch, check_schema
 from tornado.httpclient import HTTPClientError
 from traitlets.config import Config
 
-from jupyter_hashline.server.handlers import token_agent
+from jupyter_hashline.server.agent_names import client_name, server_owner, token_agent
 
 TWENTY = "".join(f"line {n}\n" for n in range(1, 21))
 
@@ -84,8 +84,17 @@ async def test_without_the_header_a_token_is_one_agent(
         _, read = await call(jp_fetch, "read", params={"path": "t.txt"})
     _, activity = await call(jp_fetch, "activity")
     token = jp_serverapp.identity_provider.token
-    assert {edit["who"] for edit in activity["edits"]} == {token_agent(token)}
-    assert token not in json.dumps(activity) and token_agent(token).startswith("token-")
+    (who,) = {edit["who"] for edit in activity["edits"]}
+    assert who == token_agent("Tornado/6") == f"{server_owner()} via Tornado"  # readable
+    assert token not in json.dumps(activity)
+
+
+def test_a_client_is_named_by_its_user_agent() -> None:
+    assert client_name("curl/8.5.0") == "curl"
+    assert client_name("python-httpx/0.28.1") == "python-httpx"
+    assert client_name("Mozilla/5.0 (X11; Linux x86_64) Chrome/130") == "browser"
+    assert client_name(None) == client_name("  ") == client_name("/// 7") == "client"
+    assert token_agent("curl/8", owner="ada") == "ada via curl"
 
 
 async def test_a_bad_agent_header_is_a_clear_400(jp_fetch: Fetch, jp_root_dir: Path) -> None:

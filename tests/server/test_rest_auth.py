@@ -95,6 +95,7 @@ EXAMPLES: dict[tuple[str, str], Example] = {
     ("/hashline/run", "POST"): example_run,
     ("/hashline/eval", "POST"): fixed(body=json.dumps({"path": "nb.ipynb", "code": "1 + 1"})),
     ("/hashline/kernel", "POST"): fixed(body=json.dumps({"path": "nb.ipynb", "action": "status"})),
+    ("/hashline/revert", "POST"): fixed(body=json.dumps({"agent": "nobody", "since_ms": 0})),
     ("/hashline/snapshots", "GET"): fixed(),
     ("/hashline/activity", "GET"): fixed(),
     ("/hashline/sessions", "GET"): fixed(),
