@@ -22,6 +22,7 @@ from bench.summary import check, summarize
 MODULES = (
     "cold",
     "server_path",
+    "server_room",
     "engine",
     "notebook",
     "zones",

@@ -25,8 +25,28 @@ def _ratio_row(bench: str, row: Mapping[str, Any]) -> str:
     bounds += "" if write is None else f"  write {write:.3f}x"
     why = f" ({row['reach']})" if target is not None and not row["met"] and "reach" in row else ""
     return (
-        f"{bench:<9}{row['name'][:58]:<59}{row['ratio']:8.3f}x [{lo:.3f}..{hi:.3f}]"
+        f"{bench:<12}{row['name'][:58]:<59}{row['ratio']:8.3f}x [{lo:.3f}..{hi:.3f}]"
         f"  {goal:>8}  {verdict}{why}{bounds}"
+    )
+
+
+def _stall_row(bench: str, row: Mapping[str, Any]) -> str:
+    stall = row["stall"]
+    goal = "no target" if stall["target_ms"] is None else f"<= {stall['target_ms']:g} ms"
+    verdict = "" if stall["met"] is None else ("MET" if stall["met"] else "MISSED")
+    return (
+        f"{bench:<12}{'  worst event-loop stall, ' + row['name'][-24:]:<59}"
+        f"{stall['ours_ms']:7.1f} ms (Jupyter's GET+PUT {stall['jupyter_ms']:.1f} ms)  "
+        f"{goal}  {verdict}"
+    )
+
+
+def _room_row(bench: str, row: Mapping[str, Any]) -> str:
+    return (
+        f"{bench:<12}{row['name'][:58]:<59}{row['latency_ms']:7.1f} ms, stall "
+        f"{row['stall_ms']:.1f} ms  <= {row['latency_target_ms']:g} / "
+        f"{row['stall_target_ms']:g} ms  {'MET' if row['met'] else 'MISSED'}"
+        f"  (a keystroke in the person's document: {row['direct_ms']:.2f} ms)"
     )
 
 
@@ -48,9 +68,11 @@ def _safety_rows(payload: Mapping[str, Any]) -> list[str]:
             ("undo of a line the person changed rejected", f"{undo['same_line_rejected']:.1%}",
              "100%"),
         ]  # fmt: skip
-    lines = [f"{'safety':<9}hashline {what:<50}{got:>8}  target {goal}" for what, got, goal in rows]
+    lines = [
+        f"{'safety':<12}hashline {what:<50}{got:>8}  target {goal}" for what, got, goal in rows
+    ]
     met = "MET" if verdict["met"] and (undo is None or undo["met"]) else "MISSED"
-    return [*lines, f"{'safety':<9}hashline targets, all together: {met}"]
+    return [*lines, f"{'safety':<12}hashline targets, all together: {met}"]
 
 
 def _run_safety_rows(payload: Mapping[str, Any]) -> list[str]:
@@ -62,9 +84,9 @@ def _run_safety_rows(payload: Mapping[str, Any]) -> list[str]:
         ("unchanged cells run", f"{verdict['unchanged_run']:.0%}", "100%"),
         ("changed cells run nothing", f"{verdict['changed_ran_nothing']:.0%}", "100%"),
     ]
-    lines = [f"{'run':<9}hashline {what:<50}{got:>8}  target {goal}" for what, got, goal in rows]
+    lines = [f"{'run':<12}hashline {what:<50}{got:>8}  target {goal}" for what, got, goal in rows]
     met = "MET" if verdict["met"] else "MISSED"
-    return [*lines, f"{'run':<9}hashline stale-run targets, all together: {met}"]
+    return [*lines, f"{'run':<12}hashline stale-run targets, all together: {met}"]
 
 
 BASELINE = Path(__file__).resolve().parent / "warm_baseline.json"
@@ -81,6 +103,15 @@ def check(files: Mapping[str, Path], baseline_path: Path = BASELINE) -> list[str
             misses.append(f"{bench}: no figures (the benchmark did not finish)")
             continue
         payload = json.loads(path.read_text())
+        if isinstance(payload, dict) and payload.get("table") == "room":
+            misses += [
+                f"{bench}: {row['name']}: {row['latency_ms']:.1f} ms / stall "
+                f"{row['stall_ms']:.1f} ms > {row['latency_target_ms']:g} / "
+                f"{row['stall_target_ms']:g} ms"
+                for row in payload["rows"]
+                if not row["met"]
+            ]
+            continue
         if isinstance(payload, dict):
             if not payload["hashline"]["met"]:
                 misses.append(f"{bench}: hashline's safety targets missed")
@@ -88,6 +119,12 @@ def check(files: Mapping[str, Path], baseline_path: Path = BASELINE) -> list[str
                 misses.append(f"{bench}: hashline's undo safety targets missed")
             continue
         for row in payload:
+            stall = row.get("stall") or {}
+            if stall.get("met") is False:
+                misses.append(
+                    f"{bench}: {row['name']}: event-loop stall {stall['ours_ms']:.1f} ms > "
+                    f"{stall['target_ms']:g} ms"
+                )
             if row.get("target") is not None and not row["met"]:
                 why = f" ({row['reach']})" if "reach" in row else ""
                 misses.append(
@@ -110,16 +147,19 @@ def summarize(files: Mapping[str, Path], combined: Path, *, smoke: bool = False)
     raw: dict[str, Any] = {}
     for bench, path in files.items():
         if not path.is_file():
-            lines.append(f"{bench:<9}(no figures: the benchmark did not finish)")
+            lines.append(f"{bench:<12}(no figures: the benchmark did not finish)")
             continue
         payload = json.loads(path.read_text())
         raw[bench] = payload
-        if isinstance(payload, dict) and payload.get("table") == "run":
+        if isinstance(payload, dict) and payload.get("table") == "room":
+            lines += [_room_row(bench, row) for row in payload["rows"]]
+        elif isinstance(payload, dict) and payload.get("table") == "run":
             lines += _run_safety_rows(payload)
         elif isinstance(payload, dict):
             lines += _safety_rows(payload)
         else:
             lines += [_ratio_row(bench, row) for row in payload]
+            lines += [_stall_row(bench, row) for row in payload if row.get("stall")]
     combined.write_text(json.dumps(raw, indent=1))
     lines.append(f"raw figures: {combined}")
     return lines

@@ -87,6 +87,14 @@ def check_server_path(rows: Rows, stdout: str) -> None:
     assert stdout.count("worst event-loop stall: hashline") == 3
 
 
+def check_server_room(payload: Any, stdout: str) -> None:
+    (row,) = payload["rows"]
+    assert row["name"].startswith("room, 40 cells")
+    assert row["latency_ms"] > 0 and row["stall_ms"] >= 0 and row["direct_ms"] > 0
+    assert (row["latency_target_ms"], row["stall_target_ms"]) == (30.0, 20.0)
+    assert "the same change in the person's own shared document" in stdout
+
+
 CHECKS: dict[str, Callable[[Any, str], None]] = {
     "cold": check_cold,
     "engine": check_engine,
@@ -94,6 +102,7 @@ CHECKS: dict[str, Callable[[Any, str], None]] = {
     "zones": check_zones,
     "server": check_server,
     "server_path": check_server_path,
+    "server_room": check_server_room,
     "safety": check_safety,
 }
 
@@ -130,5 +139,5 @@ def test_summary_puts_every_ratio_next_to_its_target(tmp_path: Path) -> None:
     assert "0.300x [0.200..0.400]  <= 0.25x  MISSED" in text
     assert "8 clients" in text and "no target" in text
     assert "wrong cell edited" in text and "all together: MISSED" in text
-    assert "server   (no figures: the benchmark did not finish)" in text
+    assert "server      (no figures: the benchmark did not finish)" in text
     assert set(json.loads((tmp_path / "all.json").read_text())) == {"notebook", "safety"}
