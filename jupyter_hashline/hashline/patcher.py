@@ -9,6 +9,8 @@ Invariants:
   `LineRebaser`; else the plain text rule of recovery.py, a three-way line merge). Everything
   else is rejected.
 - Every rejection leaves files untouched and records the live text, so its tag becomes known.
+- A whole-file write replaces an existing file only under the tag of the version it replaces,
+  or with `overwrite` where this patcher allows it (replace_guard.py); new files need neither.
 - A multi-file patch is prepared completely (read, checked, applied in memory) before the first
   write; a write failing midway raises `PartialWriteError` saying which files landed.
 - The store records the text a write reports as landed, not the text intended. A store that
@@ -66,6 +68,7 @@ from .filesystem import (
 from .locks import PathLocks
 from .parse import PatchInput, parse_patch
 from .recovery import carry_lines, rebase_by_text
+from .replace_guard import check_replace
 from .results import (
     PartialWriteError,
     PatchResult,
@@ -130,8 +133,10 @@ class Patcher:
         clock: Callable[[], float] = time.monotonic,
         agent: str = DEFAULT_AGENT,
         locks: PathLocks | None = None,
+        allow_overwrite: bool = True,
     ) -> None:
         self.fs = fs
+        self.allow_overwrite = allow_overwrite
         self.store = store
         self.seen_lines = SeenLinesPolicy(seen_lines)
         self.max_patch_bytes = max_patch_bytes
@@ -228,13 +233,19 @@ class Patcher:
             self._noop = None
             return await self._write_all(prepared)
 
-    async def write(self, path: str, content: str) -> PatchResult:
-        """Create or overwrite `path` with `content` (the write tool)."""
+    async def write(
+        self, path: str, content: str, *, tag: str | None = None, overwrite: bool = False
+    ) -> PatchResult:
+        """Create `path` with `content`, or replace all of it (the write tool). Replacing an
+        existing file needs the `tag` of the version it replaces, or `overwrite` (when this
+        patcher allows it); else `StaleTagError`/`OverwriteRefusedError` and nothing written."""
         self._check_size(path, content, self.max_file_bytes, "The content")
         with call_scope():
-            return await self._write(path, content)
+            return await self._write(path, content, tag, overwrite)
 
-    async def _write(self, path: str, content: str) -> PatchResult:
+    async def _write(
+        self, path: str, content: str, tag: str | None, overwrite: bool
+    ) -> PatchResult:
         key = await self._key(path)
         async with self._locked([key]):
             try:
@@ -248,6 +259,15 @@ class Patcher:
                     f"The content for {path} contains a NUL character; text files never hold "
                     "one. Nothing was written. Remove it (or write binary data another way)."
                 )
+            check_replace(
+                self.store,
+                path,
+                key,
+                None if live is None else live.text,
+                tag=tag,
+                overwrite=overwrite,
+                allow_overwrite=self.allow_overwrite,
+            )
             return await self._write_whole(path, key, live, text, view)
 
     # -- loading -------------------------------------------------------------------------------

@@ -101,12 +101,20 @@ class HashlineExtension(ExtensionApp):
         "edits only. A workspace overlay may set it false, never true; read_only turns runs "
         "off as well.",
     ).tag(config=True)
+    allow_overwrite = Bool(
+        True,
+        help="Let notebook_write (POST hashline/write) replace an existing file with "
+        "`overwrite: true` and no tag. With a tag (the version it replaces, from a read) a "
+        "write is always checked like an edit: a stale tag gets 409 and nothing is written. "
+        "Set false to require the tag; a workspace overlay may set it false, never true.",
+    ).tag(config=True)
     activity_limit = Int(200, help="How many recent edits GET activity keeps.").tag(config=True)
     max_sessions = Int(64, help="How many agent sessions the registry keeps.").tag(config=True)
     workspace_overlay = Unicode(
         OVERLAY_FILE,
         help="Name of a JSON file at the server root whose settings may only tighten these "
-        "(seen_lines, size limits, allowed_paths, read_only, allow_run). Empty: no overlay.",
+        "(seen_lines, size limits, allowed_paths, read_only, allow_run, allow_overwrite). "
+        "Empty: no overlay.",
     ).tag(config=True)
 
     server_mcp_tools = List(
@@ -144,6 +152,7 @@ class HashlineExtension(ExtensionApp):
             allowed_paths=tuple(p.strip("/") for p in self.allowed_paths),
             read_only=self.read_only,
             allow_run=self.allow_run,
+            allow_overwrite=self.allow_overwrite,
             store_class=self.store_class,
             store_path=self.store_path or self._default_store_path(),
             activity_limit=self.activity_limit,

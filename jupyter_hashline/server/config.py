@@ -7,7 +7,8 @@ root) is merged by `apply_workspace_overlay`.
 Invariants:
 - An overlay may only tighten: raise the seen-lines guard (off < warn < reject), lower a size
   limit, narrow the allowed paths, turn read-only on, turn running cells off (`allow_run`
-  false; never true). Anything else it asks for is refused,
+  false; never true), forbid whole-file writes without a tag (`allow_overwrite` false; never
+  true). Anything else it asks for is refused,
   one refusal message per key, and the setting keeps its value.
 - Keys that would redirect data (the snapshot store class or path) and unknown keys are always
   refused. The merge is pure: settings in, settings and refusals out.
@@ -48,6 +49,7 @@ class HashlineSettings:
     allowed_paths: tuple[str, ...] = ()  # API path prefixes; empty means the whole root
     read_only: bool = False
     allow_run: bool = True
+    allow_overwrite: bool = True
     store_class: str = "jupyter_hashline.hashline.sqlite_store.SqliteSnapshotStore"
     store_path: str = ""
     activity_limit: int = 200
@@ -141,11 +143,20 @@ def _tighten_allow_run(current: HashlineSettings, value: Any) -> HashlineSetting
     return dataclasses.replace(current, allow_run=value)
 
 
+def _tighten_allow_overwrite(current: HashlineSettings, value: Any) -> HashlineSettings | str:
+    if not isinstance(value, bool):
+        return f"must be true or false, got {value!r}"
+    if value and not current.allow_overwrite:
+        return "would allow whole-file writes without a tag on a server that does not allow it"
+    return dataclasses.replace(current, allow_overwrite=value)
+
+
 _TIGHTENERS: dict[str, Callable[[HashlineSettings, Any], HashlineSettings | str]] = {
     "seen_lines": _tighten_seen_lines,
     "allowed_paths": _tighten_allowed_paths,
     "read_only": _tighten_read_only,
     "allow_run": _tighten_allow_run,
+    "allow_overwrite": _tighten_allow_overwrite,
     **{key: _tighten_limit(key) for key in LIMIT_KEYS},
 }
 

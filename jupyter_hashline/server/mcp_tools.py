@@ -113,6 +113,7 @@ _ANNOTATIONS: dict[FieldKind, Any] = {
     FieldKind.SECONDS: float,
     FieldKind.NAMES: list[str],
     FieldKind.JSON_EDITS: dict[str, Any] | list[dict[str, Any]],
+    FieldKind.FLAG: bool,
 }
 
 

@@ -147,5 +147,6 @@ def build_service(
         describe="this Jupyter server",
         runner=runner(contents, filesystem) if runner is not None and refusal is None else None,
         run_refusal=refusal,
+        allow_overwrite=settings.allow_overwrite,
     )
     return HashlineService(workspace=workspace, contents=contents, store=store, settings=settings)

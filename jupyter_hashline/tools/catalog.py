@@ -58,6 +58,7 @@ class FieldKind(Enum):
     SECONDS = "seconds"  # a number of seconds from 1 to MAX_TIMEOUT_S
     NAMES = "names"  # a list of non-empty strings (REST: comma-separated)
     JSON_EDITS = "json_edits"  # the JSON edit form
+    FLAG = "flag"  # true or false
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +216,8 @@ def _kind_schema(kind: FieldKind) -> dict[str, Any]:
         return {"type": "number", "exclusiveMinimum": 0}
     if kind is FieldKind.SECONDS:
         return {"type": "number", "minimum": 1, "maximum": int(MAX_TIMEOUT_S)}
+    if kind is FieldKind.FLAG:
+        return {"type": "boolean"}
     if kind is FieldKind.NAMES:
         item = {"type": "string", "minLength": 1, "description": "One id."}
         return {"type": "array", "items": item}
@@ -308,9 +311,13 @@ WRITE = ToolSpec(
     name="notebook_write",
     title="Create or replace a file",
     description=(
-        "Create a file or replace all of it. Arguments: path (required) and content (required: "
+        "Create a file or replace all of it. Arguments: path (required), content (required: "
         "the whole text; for a notebook, cell-marked text with `# %% [code]` and "
-        "`# %% [markdown]` marker lines). Prefer notebook_edit for changes to an existing file."
+        "`# %% [markdown]` marker lines), tag (the 4 hex digits of your latest read of the "
+        "file: needed to replace an existing file; if the file changed since, nothing is "
+        "written and the reply gives the current header) and overwrite (true: replace an "
+        "existing file without a tag, where the server allows it). A new file needs neither. "
+        "Prefer notebook_edit for changes to an existing file."
     ),
     fields=(
         Field("path", FieldKind.PATH, "The file to create or replace.", required=True),
@@ -319,6 +326,17 @@ WRITE = ToolSpec(
             FieldKind.TEXT,
             "The whole new text (a notebook: cell-marked text).",
             required=True,
+        ),
+        Field(
+            "tag",
+            FieldKind.TAG,
+            "The 4 hex digits of the header of your latest read of the file you replace "
+            "(needed for an existing file unless overwrite is true).",
+        ),
+        Field(
+            "overwrite",
+            FieldKind.FLAG,
+            "True to replace an existing file without a tag (a server may forbid it).",
         ),
     ),
     request=WriteRequest,
@@ -453,6 +471,8 @@ def _query_schema(field: Field) -> dict[str, Any]:
         return {"type": "string", "description": field.description + " Comma-separated."}
     elif kind is FieldKind.JSON_EDITS:
         raise ValueError(f"{field.name}: the JSON edit form cannot travel in a query string")
+    elif kind is FieldKind.FLAG:
+        schema = {"type": "string", "enum": ["true", "false"]}
     else:
         schema = _kind_schema(kind)
     return {**schema, "description": field.description}

@@ -160,6 +160,18 @@ def _json_edits(spec: ToolSpec, field: Field, raw: Any) -> Any:
     return raw
 
 
+def _flag(spec: ToolSpec, field: Field, raw: Any) -> bool:
+    if not isinstance(raw, bool):
+        raise _wrong(spec, field, raw)
+    return raw
+
+
+def _flag_text(spec: ToolSpec, field: Field, raw: str) -> bool:
+    if raw not in ("true", "false"):
+        raise _wrong(spec, field, raw)
+    return raw == "true"
+
+
 def _unsupported(spec: ToolSpec, field: Field, raw: Any) -> Any:
     raise _bad(spec, f"`{field.name}` cannot be sent in a query string; send a JSON body")
 
@@ -176,6 +188,7 @@ _JSON: dict[FieldKind, Converter] = {
     FieldKind.SECONDS: _seconds,
     FieldKind.NAMES: _names,
     FieldKind.JSON_EDITS: _json_edits,
+    FieldKind.FLAG: _flag,
 }
 _QUERY: dict[FieldKind, Converter] = {
     **_JSON,
@@ -183,6 +196,7 @@ _QUERY: dict[FieldKind, Converter] = {
     FieldKind.POSITIVE_NUMBER: _positive_number_text,
     FieldKind.SECONDS: _seconds_text,
     FieldKind.JSON_EDITS: _unsupported,
+    FieldKind.FLAG: _flag_text,
 }
 
 _EXPECTED = {
@@ -195,6 +209,7 @@ _EXPECTED = {
     FieldKind.SECONDS: f"a number of seconds from 1 to {MAX_TIMEOUT_S:g}",
     FieldKind.NAMES: "a list of strings (ids)",
     FieldKind.JSON_EDITS: "the JSON form: an object {path, tag, edits} or a list of them",
+    FieldKind.FLAG: "true or false",
 }
 
 

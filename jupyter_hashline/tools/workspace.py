@@ -11,7 +11,9 @@ One workspace serves every agent of a process (a server, an MCP connection, a CL
   streaks are counted per agent. At most `max_agents` patchers are kept (least recently used
   go first; their seen lines stay in the store, only a no-op streak is forgotten);
 - per agent and notebook, the cells the agent's last edit touched (the default of a run);
-- the `CellRunner` its surface gave it (a directory's own kernels, a server's), or none.
+- the `CellRunner` its surface gave it (a directory's own kernels, a server's), or none;
+- whether a whole-file write may replace an existing file without a tag (`allow_overwrite`;
+  with a tag it always may, when the tag names the file as it is).
 
 A run holds the notebook's path lock while the gate judges it (the snapshot at the agent's
 tag, the live text, the agent's seen lines), never while cells run; the runner takes the lock
@@ -82,8 +84,10 @@ class Workspace:
         describe: str = "",
         runner: CellRunner | None = None,
         run_refusal: str | None = None,
+        allow_overwrite: bool = True,
     ) -> None:
         self.fs = fs
+        self.allow_overwrite = allow_overwrite
         self.store = store
         self.seen_lines = SeenLinesPolicy(seen_lines)
         self.max_patch_bytes = max_patch_bytes
@@ -125,7 +129,9 @@ class Workspace:
         patcher = self.patcher(request.agent)
 
         async def run() -> PatchResult:
-            return await patcher.write(self._resolve(request.path), request.content)
+            path = self._resolve(request.path)
+            overwrite = bool(request.overwrite)
+            return await patcher.write(path, request.content, tag=request.tag, overwrite=overwrite)
 
         return await self._changing(request.agent, "write", run)
 
@@ -171,6 +177,7 @@ class Workspace:
                 max_file_bytes=self.max_file_bytes,
                 agent=agent,
                 locks=self.locks,
+                allow_overwrite=self.allow_overwrite,
             )
             self._patchers[agent] = patcher
             while len(self._patchers) > self._max_agents:

@@ -96,6 +96,10 @@ export interface WriteRequest {
   path: string;
   /** The whole new text (a notebook: cell-marked text). */
   content: string;
+  /** The 4 hex digits of the header of your latest read of the file you replace (needed for an existing file unless overwrite is true). */
+  tag?: string;
+  /** True to replace an existing file without a tag (a server may forbid it). */
+  overwrite?: boolean;
 }
 
 export type WriteResponse = PatchResponse;
