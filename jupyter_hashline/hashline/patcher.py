@@ -17,8 +17,9 @@ Invariants:
   fails after the write landed (locked, broken) turns into a warning on the result, never into
   an error that would tell the agent nothing changed.
 - BOM and line endings are restored on write unless the filesystem serves a normalized view.
-- No NUL is ever written; files over `max_file_bytes` and patches over `max_patch_bytes` are
-  refused before any work.
+- No NUL is ever written; files over `max_file_bytes`, patches over `max_patch_bytes` or with
+  more than `max_edits` edit operations, and reads that would show more than `max_view_lines`
+  lines are refused (`TooLargeError`, naming the limit) before anything is written or shown.
 - Each call (read, apply, write) is one `call_scope`: the storage may resolve a path and read a
   file once per call (see callscope.py), never across calls.
 - Reads, edits and writes of one path are serialized (one asyncio lock per store key, from a
@@ -80,6 +81,10 @@ from .results import (
 from .store import DEFAULT_AGENT, Snapshot, SnapshotStore
 from .text import normalize, restore, section_tag, split_lines
 
+DEFAULT_MAX_EDITS = 10_000
+"""Edit operations one patch may carry (all sections together)."""
+DEFAULT_MAX_VIEW_LINES = 100_000
+"""Lines one read may show (a part of a longer file: offset/limit, or cells)."""
 MiB = 1024 * 1024
 NOOP_ERROR_AT = 3
 NOOP_WINDOW_S = 600.0
@@ -134,9 +139,13 @@ class Patcher:
         agent: str = DEFAULT_AGENT,
         locks: PathLocks | None = None,
         allow_overwrite: bool = True,
+        max_edits: int = DEFAULT_MAX_EDITS,
+        max_view_lines: int = DEFAULT_MAX_VIEW_LINES,
     ) -> None:
         self.fs = fs
         self.allow_overwrite = allow_overwrite
+        self.max_edits = max_edits
+        self.max_view_lines = max_view_lines
         self.store = store
         self.seen_lines = SeenLinesPolicy(seen_lines)
         self.max_patch_bytes = max_patch_bytes
@@ -172,6 +181,8 @@ class Patcher:
             live = await self._load(path, missing_hint="Check the path.")
             lines = split_lines(live.text)
             shown, notes = self._select(live, lines, offset, limit, cells)
+            if len(shown) > self.max_view_lines:
+                raise TooLargeError(messages.view_too_large(path, len(shown), self.max_view_lines))
             tag = self.store.record(live.key, live.text)
             self.store.record_seen_lines(live.key, tag, shown, agent=self.agent)
         head = messages.header(path, tag)
@@ -219,7 +230,13 @@ class Patcher:
     async def apply(self, patch: PatchInput | PatchSection) -> PatchResult:
         """Apply an edit (text form, JSON form or parsed sections) to one or more files."""
         self.check_patch_size(patch)
+        early = _json_edit_count(patch)  # the JSON form: refused before it is parsed
+        if early > self.max_edits:
+            raise TooLargeError(messages.too_many_edits(early, self.max_edits))
         sections = parse_patch(patch)
+        count = sum(len(section.edits) for section in sections)
+        if count > self.max_edits:
+            raise TooLargeError(messages.too_many_edits(count, self.max_edits))
         with call_scope():
             return await self._apply_sections(sections)
 
@@ -734,3 +751,12 @@ def _unwritten(item: _Prepared) -> SectionResult:
         item.warnings,
         "",
     )
+
+
+def _json_edit_count(patch: object) -> int:
+    """How many edit operations a JSON-form patch lists (0 for any other form)."""
+    sections = [patch] if isinstance(patch, Mapping) else patch
+    if not isinstance(sections, list):
+        return 0
+    edits = (section.get("edits") for section in sections if isinstance(section, Mapping))
+    return sum(len(found) for found in edits if isinstance(found, list))

@@ -101,6 +101,17 @@ class HashlineExtension(ExtensionApp):
         "edits only. A workspace overlay may set it false, never true; read_only turns runs "
         "off as well.",
     ).tag(config=True)
+    max_edits_per_patch = Int(
+        10_000,
+        help="Edit operations one patch may carry, all files together; more gets 413 "
+        "(too_large) naming this limit, before anything is read or written. Keeps one request "
+        "from holding a notebook's lock (and the server) for long.",
+    ).tag(config=True)
+    max_view_lines = Int(
+        100_000,
+        help="Lines one read may show; a longer view gets 413 (too_large) naming this limit, "
+        "and the agent reads a part (offset/limit, or cells). A workspace overlay may lower it.",
+    ).tag(config=True)
     allow_overwrite = Bool(
         True,
         help="Let notebook_write (POST hashline/write) replace an existing file with "
@@ -148,6 +159,8 @@ class HashlineExtension(ExtensionApp):
             max_request_bytes=self.max_request_bytes,
             max_patch_bytes=self.max_patch_bytes,
             max_file_bytes=self.max_file_bytes,
+            max_edits_per_patch=self.max_edits_per_patch,
+            max_view_lines=self.max_view_lines,
             max_versions_per_path=self.max_versions_per_path,
             allowed_paths=tuple(p.strip("/") for p in self.allowed_paths),
             read_only=self.read_only,

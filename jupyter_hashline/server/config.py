@@ -45,6 +45,8 @@ class HashlineSettings:
     max_request_bytes: int = 16 * MIB
     max_patch_bytes: int = 16 * MIB
     max_file_bytes: int = 64 * MIB
+    max_edits_per_patch: int = 10_000
+    max_view_lines: int = 100_000
     max_versions_per_path: int = 64
     allowed_paths: tuple[str, ...] = ()  # API path prefixes; empty means the whole root
     read_only: bool = False
@@ -78,6 +80,7 @@ def is_agent_setting(key: str) -> bool:
 
 
 LIMIT_KEYS = ("max_request_bytes", "max_patch_bytes", "max_file_bytes")
+COUNT_LIMIT_KEYS = {"max_edits_per_patch": "edit operations", "max_view_lines": "lines"}
 
 
 def path_within(path: str, prefix: str) -> bool:
@@ -100,13 +103,15 @@ def _tighten_seen_lines(current: HashlineSettings, value: Any) -> HashlineSettin
     return dataclasses.replace(current, seen_lines=wanted)
 
 
-def _tighten_limit(key: str) -> Callable[[HashlineSettings, Any], HashlineSettings | str]:
+def _tighten_limit(
+    key: str, unit: str = "bytes"
+) -> Callable[[HashlineSettings, Any], HashlineSettings | str]:
     def tighten(current: HashlineSettings, value: Any) -> HashlineSettings | str:
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            return f"must be a positive integer number of bytes, got {value!r}"
+            return f"must be a positive integer number of {unit}, got {value!r}"
         now = getattr(current, key)
         if value > now:
-            return f"would raise the limit from {now} to {value} bytes"
+            return f"would raise the limit from {now} to {value} {unit}"
         changes: dict[str, Any] = {key: value}
         return dataclasses.replace(current, **changes)
 
@@ -158,6 +163,7 @@ _TIGHTENERS: dict[str, Callable[[HashlineSettings, Any], HashlineSettings | str]
     "allow_run": _tighten_allow_run,
     "allow_overwrite": _tighten_allow_overwrite,
     **{key: _tighten_limit(key) for key in LIMIT_KEYS},
+    **{key: _tighten_limit(key, unit) for key, unit in COUNT_LIMIT_KEYS.items()},
 }
 
 

@@ -39,7 +39,13 @@ from typing import Any
 from ..hashline import messages
 from ..hashline.errors import HashlineError, NotFoundError, is_not_found
 from ..hashline.locks import PathLocks
-from ..hashline.patcher import MiB, Patcher, SeenLinesPolicy
+from ..hashline.patcher import (
+    DEFAULT_MAX_EDITS,
+    DEFAULT_MAX_VIEW_LINES,
+    MiB,
+    Patcher,
+    SeenLinesPolicy,
+)
 from ..hashline.recovery import carry_lines
 from ..hashline.results import PartialWriteError, PatchResult
 from ..hashline.store import SnapshotStore
@@ -85,9 +91,13 @@ class Workspace:
         runner: CellRunner | None = None,
         run_refusal: str | None = None,
         allow_overwrite: bool = True,
+        max_edits: int = DEFAULT_MAX_EDITS,
+        max_view_lines: int = DEFAULT_MAX_VIEW_LINES,
     ) -> None:
         self.fs = fs
         self.allow_overwrite = allow_overwrite
+        self.max_edits = max_edits
+        self.max_view_lines = max_view_lines
         self.store = store
         self.seen_lines = SeenLinesPolicy(seen_lines)
         self.max_patch_bytes = max_patch_bytes
@@ -178,6 +188,8 @@ class Workspace:
                 agent=agent,
                 locks=self.locks,
                 allow_overwrite=self.allow_overwrite,
+                max_edits=self.max_edits,
+                max_view_lines=self.max_view_lines,
             )
             self._patchers[agent] = patcher
             while len(self._patchers) > self._max_agents:

@@ -714,3 +714,21 @@ async def test_boundary_echo_repair_warns_on_an_applied_edit() -> None:
     result = await patcher.apply(f"{read.header}\nreplace 5:\n+line 4\n+FIVE\n+line 6\n")
     assert fs.get("t.txt") == TEN.replace("line 5\n", "FIVE\n")
     assert any("line 4" in w or "echo" in w for w in result.sections[0].warnings)
+
+
+async def test_too_many_edits_or_too_long_a_view_are_refused_naming_the_limit() -> None:
+    fs, patcher = make({"t.txt": TEN}, max_edits=3, max_view_lines=5)
+    with pytest.raises(TooLargeError, match=r"10 lines, over the limit of 5 lines per read") as big:
+        await patcher.read("t.txt")
+    assert big.value.status == 413 and "max_view_lines" in str(big.value)
+    read = await patcher.read("t.txt", offset=1, limit=5)
+    edits = [{"op": "replace", "start": n, "end": n, "lines": [f"x{n}"]} for n in range(1, 5)]
+    section = {"path": "t.txt", "tag": read.tag, "edits": edits}
+    for form in (section, [section], f"{read.header}\n" + "".join(
+        f"replace {n}:\n+x{n}\n" for n in range(1, 5)
+    )):  # fmt: skip
+        with pytest.raises(TooLargeError, match=r"4 edit operations, over the limit of 3"):
+            await patcher.apply(form)
+    assert fs.get("t.txt") == TEN
+    done = await patcher.apply({**section, "edits": edits[:3]})
+    assert done.sections[0].written

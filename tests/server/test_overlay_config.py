@@ -27,6 +27,8 @@ BASE = HashlineSettings(seen_lines=SeenLinesPolicy.WARN, allowed_paths=("work",)
         ("allow_run", False, False),
         ("allow_run", True, True),  # already allowed: nothing loosens
         ("allow_overwrite", False, False),
+        ("max_edits_per_patch", 100, 100),
+        ("max_view_lines", 1000, 1000),
     ],
 )
 def test_tightening_keys_apply(key: str, value: object, expected: object) -> None:
@@ -45,6 +47,8 @@ def test_tightening_keys_apply(key: str, value: object, expected: object) -> Non
         ("max_file_bytes", -5, "positive integer"),
         ("max_patch_bytes", True, "positive integer"),
         ("max_patch_bytes", "10", "positive integer"),
+        ("max_edits_per_patch", 10**6, "raise the limit"),
+        ("max_view_lines", 0, "positive integer number of lines"),
         ("allowed_paths", ["elsewhere"], "widen"),
         ("allowed_paths", ["work/../etc"], "widen"),
         ("allowed_paths", [], "whole root"),
