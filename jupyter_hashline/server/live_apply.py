@@ -11,7 +11,10 @@ ONE pycrdt transaction carrying `origin`:
   has no array move; JupyterLab moves cells the same way); a cell whose type changed, or whose
   outputs/attachments changed other than being cleared, is replaced as a whole;
 - small fields (id, execution count, metadata) are set in place; notebook-level format and
-  metadata changes (e.g. the nbformat 4.5 upgrade) land in the `meta` map.
+  metadata changes (e.g. the nbformat 4.5 upgrade) land in the `meta` map;
+- outputs equal but for how their strings are split (a live document joins what the file
+  holds as line lists) are unchanged: the cell is never replaced for that, which would drop a
+  person's concurrent typing in it.
 
 Invariants:
 - pycrdt `Text` offsets are UTF-8 byte offsets: every offset is computed on the encoded text,
@@ -111,6 +114,27 @@ def _source(cell: Mapping[str, Any]) -> str:
     return "".join(source) if isinstance(source, list) else str(source)
 
 
+def _joined(value: Any, key: str = "") -> Any:
+    """Outputs and attachments with multi-line strings as one string (a live document holds
+    `"a\nb\n"` where the file holds `["a\n", "b\n"]`; both are the same value)."""
+    if isinstance(value, Mapping):
+        return {k: _joined(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        if value and all(isinstance(v, str) for v in value) and _multiline(key):
+            return "".join(value)
+        return [_joined(v) for v in value]
+    return value
+
+
+def _multiline(key: str) -> bool:
+    return key == "text" or ("/" in key and not key.endswith("json"))
+
+
+def _same_multiline(key: str, old: Any, new: Any) -> bool:
+    """Whether two outputs (or attachments) differ only in how their strings are split."""
+    return key in ("outputs", "attachments") and _joined(old) == _joined(new)
+
+
 @dataclass(frozen=True, slots=True)
 class _CellUpdate:
     """In-place changes to one live cell that stays where it is."""
@@ -131,7 +155,7 @@ def _in_place(index: int, base: Mapping[str, Any], target: Mapping[str, Any]) ->
     clear_outputs = False
     for key in (set(base) | set(target)) - _IGNORED_KEYS:
         old, new = base.get(key), target.get(key)
-        if old == new or (key == "id" and new is None):
+        if old == new or (key == "id" and new is None) or _same_multiline(key, old, new):
             continue
         if key in _SCALAR_KEYS and key in target:
             scalars.append((key, new))

@@ -15,7 +15,9 @@ in the summary (a tally that increments after its assert can only ever print 0):
   with every row acknowledged in it;
 - faults injected and survived (`fault`, judged by the `Trial` oracle in faults.py), and the
   edits each trial acknowledged, checked by that oracle (`trial_edits`);
-- inputs tried and clean errors (`counts`, for the bad-input and fuzz tests).
+- inputs tried and clean errors (`counts`, for the bad-input and fuzz tests);
+- figures measured and reported, never asserted (`figures`: the worst event-loop stall under
+  hostile load).
 
 Invariants: counting never raises; `Recorder()` makes a private recorder (the meta-test plants
 failures in one) and `RECORDER` is the run's; the summary at the end of a run is printed from
@@ -72,6 +74,7 @@ class Recorder:
     torn: list[str] = field(default_factory=list)
     faults: dict[str, bool] = field(default_factory=dict)  # fault -> survived
     counts: Counter[str] = field(default_factory=Counter)  # inputs tried / clean errors
+    figures: dict[str, str] = field(default_factory=dict)  # measured, reported, never asserted
     _injecting: int = 0
 
     # -- requests ------------------------------------------------------------------------------
@@ -146,6 +149,7 @@ class Recorder:
             f"{'faults injected / survived':<34}{faults:>10}",
             f"{'inputs tried / clean errors':<34}{inputs:>10}",
         ]
+        lines += [f"{name:<34}{value:>10}" for name, value in self.figures.items()]
         lines += [f"  unexpected: {what}" for what in self.unexpected[:20]]
         lines += [f"  lost: {row}" for row in self.lost[:20]]
         lines += [f"  duplicated: {row}" for row in self.duplicated[:20]]
