@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .errors import InvalidNotebookError
 from .filesystem import NotebookFilesystem, is_notebook_path, new_notebook
-from .loading import LoadedNotebook, load_notebook
+from .loading import LoadedNotebook, load_notebook, torn_notebook
 from .merge import merge_projection
 from .outputs import cell_outputs, output_summary
 from .projection import ProjectedCell, parse_projection, project_notebook
@@ -33,4 +33,5 @@ __all__ = [
     "project_notebook",
     "rebase_lines",
     "serialize_notebook",
+    "torn_notebook",
 ]

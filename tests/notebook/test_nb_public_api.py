@@ -22,6 +22,7 @@ def test_exported_members() -> None:
         "project_notebook",
         "rebase_lines",
         "serialize_notebook",
+        "torn_notebook",
     ]
     for name in notebook.__all__:
         assert getattr(notebook, name) is not None
