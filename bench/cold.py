@@ -44,7 +44,6 @@ Run `python -m bench.cold` (or `--smoke` for one tiny run of each case).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import csv
 import json
 import tempfile
@@ -56,7 +55,16 @@ from typing import Any
 import nbformat
 from jupyter_server.services.contents.fileio import atomic_writing
 
-from bench.harness import Aggregate, Bound, Comparison, compare, parse_args, report
+from bench.harness import (
+    Aggregate,
+    Bound,
+    Comparison,
+    Missing,
+    Row,
+    compare,
+    parse_args,
+    report,
+)
 from bench.notebook import CORPUS_DIR, generated_notebook
 from jupyter_hashline.hashline.disk import DiskFilesystem
 from jupyter_hashline.hashline.memory_store import InMemorySnapshotStore
@@ -83,6 +91,10 @@ def quiet_read(path: Path) -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return nbformat.read(path, as_version=4)
+
+
+class NothingToEdit(Exception):
+    """A notebook without a source line: there is no one-line edit to time."""
 
 
 class ColdCase:
@@ -197,7 +209,7 @@ def _agent_cell(projection: str) -> tuple[int, str]:
     """The cell a one-line edit replaces the first line of: the middle cell with a source."""
     cells = [(n, c) for n, c in enumerate(parse_projection(projection)) if c.line_count]
     if not cells:
-        raise ValueError("no cell with a source line")
+        raise NothingToEdit("no cell with a source line")
     index, cell = cells[len(cells) // 2]
     assert cell.cell_id is not None
     return index, cell.cell_id
@@ -230,20 +242,33 @@ def generated_rows(size: int, repeats: int, tmp: Path) -> list[Comparison]:
 
 
 def corpus_notebooks() -> list[Path]:
+    """The corpus notebooks a one-line edit can land in: those MANIFEST.tsv lists as valid
+    (`y`) or repaired on write (`warn`); invalid ones are refused by design, not measured."""
     if not (CORPUS_DIR / "MANIFEST.tsv").is_file():
         return []
     with (CORPUS_DIR / "MANIFEST.tsv").open(encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle, delimiter="\t"))
-    names = [r["file"] for r in rows if r["file"].endswith(".ipynb") and "/" not in r["file"]]
+    names = [
+        r["file"]
+        for r in rows
+        if r["file"].endswith(".ipynb")
+        and "/" not in r["file"]
+        and r.get("valid", "y").split("(")[0] in ("y", "warn")
+    ]
     return [CORPUS_DIR / name for name in sorted(names)]
 
 
-def corpus_row(path: Path, repeats: int, tmp: Path) -> Comparison | None:
+def corpus_row(path: Path, repeats: int, tmp: Path) -> Comparison | Missing | None:
+    """The notebook's row; None (said on the console) when it has no source line to edit; a
+    `Missing` row when measuring it failed (the check then fails, naming the error)."""
     raw = path.read_text(encoding="utf-8")
     try:
         case = ColdCase(raw, tmp, first_contact=True)
-    except ValueError:
-        return None  # no source line to edit (an empty notebook)
+    except NothingToEdit:
+        print(f"corpus {path.name}: no source line to edit, no row")
+        return None
+    except Exception as error:  # a scenario that errors is reported, never dropped
+        return Missing(f"corpus {path.name[:44]}", f"{type(error).__name__}: {error}")
     row = compare(
         f"corpus {len(raw.encode()) // 1024:>5} KB {path.name[:44]}",
         ("hashline", case.hashline),
@@ -318,18 +343,22 @@ def main() -> None:
     repeats = 1 if args.smoke else max(5, args.repeats // 3)
     validator = type(nbformat.validator.get_validator(version=4, version_minor=5)).__name__
     print(f"nbformat {nbformat.__version__}, validator {validator}")
-    rows: list[Comparison | Aggregate] = []
+    rows: list[Row] = []
     for size in SMOKE_SIZES if args.smoke else SIZES:
         with tempfile.TemporaryDirectory() as tmp:
             rows += generated_rows(size, repeats if size < 5_000 else 5, Path(tmp))
     notebooks = corpus_notebooks()[:3] if args.smoke else corpus_notebooks()
     corpus: list[Comparison] = []
     corpus_repeats = 1 if args.smoke else max(CORPUS_REPEATS, repeats)
+    if not notebooks:
+        rows.append(Missing("corpus notebooks", f"no corpus at {CORPUS_DIR}: rows not measured"))
     for path in notebooks:
-        with tempfile.TemporaryDirectory() as tmp, contextlib.suppress(ValueError):
+        with tempfile.TemporaryDirectory() as tmp:
             found = corpus_row(path, corpus_repeats, Path(tmp))
-            if found is not None:
-                corpus.append(found)
+        if isinstance(found, Missing):
+            rows.append(found)
+        elif found is not None:
+            corpus.append(found)
     if corpus:
         rows += corpus
         rows += corpus_aggregates(corpus)

@@ -17,7 +17,7 @@ import gc
 import json
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -142,6 +142,21 @@ class Aggregate:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class Missing:
+    """A row that could not be measured: its input is absent, or its scenario failed. Printed
+    loudly and kept in the raw figures, so `python -m bench --check` fails on it."""
+
+    name: str
+    reason: str
+
+    def row(self) -> str:
+        return f"{self.name:<48} MISSING: {self.reason}"
+
+
+Row = Comparison | Aggregate | Missing
+
+
 def _statistic(values: list[float], statistic: str) -> float:
     if statistic == "max":
         return max(values)
@@ -239,22 +254,28 @@ def parse_args(description: str) -> argparse.Namespace:
     return parser.parse_args()
 
 
-def report(
-    title: str, rows: list[Comparison] | list[Comparison | Aggregate], json_path: Path | None = None
-) -> None:
+def report(title: str, rows: Sequence[Row], json_path: Path | None = None) -> None:
     """Print the table and write the raw figures as JSON (with each row's floors and, for a
-    missed target, why it was missed)."""
+    missed target, why it was missed; a missing row as `{"name", "missing"}`)."""
     print(f"\n== {title}  (ratio = median candidate / median baseline; [spread])")
     for row in rows:
         print(row.row())
+    missing = [r for r in rows if isinstance(r, Missing)]
+    if missing:
+        print(f"!! {len(missing)} row(s) not measured: `python -m bench --check` fails on them")
     if json_path is None:
         RESULTS_DIR.mkdir(exist_ok=True)
         json_path = RESULTS_DIR / f"{title.split()[0].lower()}.json"
-    payload = [
+    payload = [_raw(r) for r in rows]
+    json_path.write_text(json.dumps(payload, indent=1))
+
+
+def _raw(r: Row) -> dict[str, object]:
+    if isinstance(r, Missing):
+        return {"name": r.name, "missing": r.reason}
+    return (
         asdict(r)
         | {"ratio": r.ratio, "spread": r.spread, "met": r.met, "reach": r.reach}
         | {"floor_ratio": r.floor_ratio, "write_ratio": r.write_ratio}
         | ({"compute_ratio": r.compute_ratio} if isinstance(r, Comparison) else {})
-        for r in rows
-    ]
-    json_path.write_text(json.dumps(payload, indent=1))
+    )

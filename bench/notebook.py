@@ -37,7 +37,7 @@ from typing import Any
 
 import nbformat
 
-from bench.harness import Comparison, compare, parse_args, report
+from bench.harness import Comparison, Missing, Row, compare, parse_args, report
 from jupyter_hashline.hashline.disk import DiskFilesystem
 from jupyter_hashline.hashline.memory_store import InMemorySnapshotStore
 from jupyter_hashline.hashline.patcher import Patcher
@@ -192,10 +192,12 @@ def main() -> None:
         repeats = 1 if args.smoke else _repeats_for(size, args.repeats)
         inputs.append((f"generated {size:,} cells", serialize_notebook(generated), repeats))
     corpus = None if args.smoke else largest_corpus_notebook()
+    rows: list[Row] = []
     if corpus is not None:
         raw = corpus.read_text(encoding="utf-8")
         inputs.append((f"corpus {corpus.name[:40]}", raw, args.repeats))
-    rows: list[Comparison] = []
+    elif not args.smoke:
+        rows.append(Missing("corpus notebook", f"no corpus at {CORPUS_DIR}: row not measured"))
     for label, raw, repeats in inputs:
         print(f"{label}: {len(raw.encode('utf-8')) / 1e6:.2f} MB")
         with tempfile.TemporaryDirectory() as tmp:

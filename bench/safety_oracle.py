@@ -320,7 +320,7 @@ def _target_stayed(
     )
     kept = {i for a, _, size in matcher.get_matching_blocks() for i in range(a, a + size)}
     for op in scenario.agent.ops:
-        if isinstance(op, CellOp) and op.verb is not CellVerb.ADD_AFTER:
+        if isinstance(op, CellOp) and op.verb in (CellVerb.DELETE, CellVerb.MOVE_AFTER):
             at = scenario.tracked.find(op.cell)
             if at is not None and at in kept and _block_has_neighbours(matcher, at):
                 return True

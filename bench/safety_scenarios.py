@@ -13,12 +13,15 @@ decided here before anything runs:
 
 Agent edits: replace lines (one or two, by one to three), insert lines (after or before a
 line), delete lines, replace a blank line, replace a marker-like line (`# %% ...`), add a cell,
-delete a cell, move a cell, and a patch over two cells. Person changes: another cell; cells
+delete a cell, move a cell, a patch over two cells, and a marker naming another cell's id
+inserted into a cell (it splits the cell; the cell it names must keep its outputs, metadata and
+place: markers never move data between cells). Person changes: another cell; cells
 inserted near the target; a cell above deleted or moved below; the line next to the agent's;
 other lines of the cell; a line inserted into the cell; a line of the cell deleted; the agent's
 own lines; a copy of the cell pasted above with the same id; the cell split, merged with the
 next, retyped or deleted; outputs only (a re-run); a JupyterLab-4-style save that upgrades a
-pre-4.5 notebook to 4.5 with ids.
+pre-4.5 notebook to 4.5 with ids; for the marker family also the cell the marker names deleted,
+or moved elsewhere.
 
 Line identities: every line of the notebook read is (cell index, line index) in it, a cell's
 marker is line `MARKER`, and a gap is (cell, k), before line k of a cell (k = its line count:
@@ -68,6 +71,7 @@ class AgentKind(Enum):
     DELETE_CELL = "deletes a cell"
     MOVE_CELL = "moves a cell"
     TWO_CELLS = "edits two cells"
+    MARKER_ID = "writes a marker naming another cell's id"
 
 
 class PersonKind(Enum):
@@ -87,6 +91,8 @@ class PersonKind(Enum):
     DELETE_TARGET = "deletes the cell"
     RERUN = "re-runs cells (outputs only)"
     LAB4_SAVE = "saves in JupyterLab 4 (4.4 -> 4.5, ids added)"
+    DELETE_NAMED = "deletes the cell the agent's marker names"
+    MOVE_NAMED = "moves the cell the agent's marker names"
 
 
 # -- the tracked notebook --------------------------------------------------------------------
@@ -175,15 +181,19 @@ class CellVerb(Enum):
     ADD_AFTER = "add after"
     DELETE = "delete"
     MOVE_AFTER = "move after"
+    MARKER = "marker naming another cell"
 
 
 @dataclass(frozen=True, slots=True)
 class CellOp:
     verb: CellVerb
-    cell: int  # the cell added after, deleted or moved
+    cell: int  # the cell added after, deleted, moved, or split by a marker
     dest: int = -1  # a move: the cell it goes after
     cell_type: str = "code"
     rows: tuple[str, ...] = ()  # an added cell's source lines
+    line: int = -1  # a marker: the line of `cell` it goes after
+    named: int = -1  # a marker: the cell whose id it carries
+    at_end: bool = False  # a marker after the cell's last line: a new cell right after it
 
 
 AgentOp = LineOp | CellOp
@@ -268,6 +278,13 @@ def op_touch(nb: Notebook, op: AgentOp) -> Touch:
         elif op.verb is LineVerb.INSERT_BEFORE:
             gaps = frozenset({(op.cell, op.first)})
         return Touch(lines, gaps, frozenset({op.cell}))
+    if op.verb is CellVerb.MARKER:
+        # It names another cell: that cell deleted under it is a structural change too.
+        cells = frozenset({op.cell, op.named})
+        lines = frozenset({(op.cell, op.line)})
+        if op.at_end:  # a cell added after this one, as `add a cell` does
+            return Touch(lines, frozenset({("cells", op.cell)}), cells)
+        return Touch(lines, frozenset({(op.cell, op.line + 1)}), cells)
     if op.verb is CellVerb.ADD_AFTER:
         return Touch(
             frozenset({_last_line(nb, op.cell)}),
@@ -341,6 +358,11 @@ def agent_edit(
         if not choices:
             return None
         ops.append(CellOp(CellVerb.MOVE_AFTER, cell, dest=rng.choice(choices)))
+    elif kind is AgentKind.MARKER_ID:
+        marker = _marker_edit(nb, cell, rng, token)
+        if marker is None:
+            return None
+        ops.append(marker)
     elif kind is AgentKind.TWO_CELLS:
         others = [n for n in range(count) if n != cell and line_count(nb, n) >= 3]
         first = _line_edit(nb, cell, AgentKind.REPLACE, rng, token)
@@ -359,6 +381,26 @@ def agent_edit(
     for op in ops:
         touch = touch | op_touch(nb, op)
     return AgentEdit(kind, tuple(ops), token, touch)
+
+
+def _marker_edit(nb: Notebook, cell: int, rng: random.Random, token: str) -> CellOp | None:
+    """A marker carrying the id of a cell at least two cells away, inserted after a line of
+    `cell` (its lines below go to the new cell), with one row of the agent's under it."""
+    far = [n for n in range(len(nb["cells"])) if abs(n - cell) > 1]
+    if not far or not source_of(nb["cells"][cell]):
+        return None
+    cell_type = rng.choice(["code", "markdown"])
+    count = line_count(nb, cell)
+    line = rng.randrange(count)
+    return CellOp(
+        CellVerb.MARKER,
+        cell,
+        cell_type=cell_type,
+        rows=(f"print('agent {token}')",),
+        line=line,
+        named=rng.choice(far),
+        at_end=line == count - 1,
+    )
 
 
 # -- the person's change -----------------------------------------------------------------------
@@ -609,6 +651,39 @@ def _lab4_save(d: Draft) -> bool:
     return True
 
 
+def _named(d: Draft) -> int | None:
+    """The cell whose id the agent's marker carries, if the agent writes one."""
+    ops = [op for op in d.agent.ops if isinstance(op, CellOp) and op.verb is CellVerb.MARKER]
+    return ops[0].named if ops else None
+
+
+def _delete_named(d: Draft) -> bool:
+    named = _named(d)
+    if named is None:
+        return False
+    del d.nb.cells[d.at(named)]
+    d.touch = d.touch | _cell_touch(d.base, named)
+    return True
+
+
+def _move_named(d: Draft) -> bool:
+    """The named cell moved after another cell, away from the cell the marker splits."""
+    named = _named(d)
+    if named is None:
+        return False
+    count = len(d.base["cells"])
+    dests = [n for n in range(count) if n not in (named, named - 1, d.target - 1, d.target)]
+    if not dests:
+        return False
+    dest = d.rng.choice(dests)
+    cell = d.nb.cells.pop(d.at(named))
+    d.nb.cells.insert(d.at(dest) + 1, cell)
+    d.touched(
+        lines={(named, MARKER)}, gaps={("cells", named - 1), ("cells", named), ("cells", dest)}
+    )
+    return True
+
+
 PERSON_CHANGES: dict[PersonKind, Callable[[Draft], bool]] = {
     PersonKind.OTHER_CELL: _other_cell,
     PersonKind.INSERT_CELLS: _insert_cells,
@@ -626,6 +701,8 @@ PERSON_CHANGES: dict[PersonKind, Callable[[Draft], bool]] = {
     PersonKind.DELETE_TARGET: _delete_target,
     PersonKind.RERUN: _rerun,
     PersonKind.LAB4_SAVE: _lab4_save,
+    PersonKind.DELETE_NAMED: _delete_named,
+    PersonKind.MOVE_NAMED: _move_named,
 }
 
 
@@ -782,7 +859,25 @@ def new_agent_cell(cell_type: str, rows: tuple[str, ...]) -> TCell:
     return TCell(fields, [(row, None) for row in rows], None)
 
 
+def _apply_marker(nb: Tracked, op: CellOp) -> bool:
+    """Split the cell holding line `op.line` of cell `op.cell` (wherever it is now) after that
+    line: a new cell (the agent's rows, then the lines below) follows it; after the read's last
+    line, the new cell follows the whole cell. The cell the marker names is not touched."""
+    for index, cell in enumerate(nb.cells):
+        at = next((n for n, (_, i) in enumerate(cell.lines) if i == (op.cell, op.line)), None)
+        if at is not None:
+            new = new_agent_cell(op.cell_type, op.rows)
+            if not op.at_end:
+                new.lines += cell.lines[at + 1 :]
+                cell.lines = cell.lines[: at + 1]
+            nb.cells.insert(index + 1, new)
+            return True
+    return False
+
+
 def _apply_cell(nb: Tracked, op: CellOp) -> bool:
+    if op.verb is CellVerb.MARKER:
+        return _apply_marker(nb, op)
     index = nb.find(op.cell)
     if index is None:
         return False

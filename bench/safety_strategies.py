@@ -149,6 +149,10 @@ def _hashline_edits(
     if op.verb is CellVerb.ADD_AFTER:
         rows = [f"# %% [{op.cell_type}]", *(escape_source(row) for row in op.rows)]
         return [{"op": "insert_after", "line": cell.last_line, "lines": rows}]
+    if op.verb is CellVerb.MARKER:  # the id of the named cell, as the read showed it
+        marker = f"# %% [{op.cell_type}] id={cells[op.named].cell_id}"
+        rows = [marker, *(escape_source(row) for row in op.rows)]
+        return [{"op": "insert_after", "line": cell.line + 1 + op.line, "lines": rows}]
     delete = {"op": "delete", "start": cell.line, "end": cell.last_line}
     if op.verb is CellVerb.DELETE:
         return [delete]
@@ -343,7 +347,26 @@ def intended_lines_of(scenario: Scenario, op: LineOp) -> list[str]:
     return read.cells[op.cell].source.split("\n")
 
 
+def split_sources(scenario: Scenario, op: CellOp) -> tuple[str, str]:
+    """A marker's split, as the agent means it from its read: the cell's source above the
+    marker and the new cell's source."""
+    read = Tracked.of(base_notebook(scenario))
+    assert apply_ops(read, (op,))
+    return read.cells[op.cell].source, read.cells[op.cell + 1].source
+
+
 def _cell_requests(op: CellOp, scenario: Scenario) -> list[dict[str, Any]]:
+    if op.verb is CellVerb.MARKER:  # no marker in these tools: overwrite, then insert
+        head, new = split_sources(scenario, op)
+        return [
+            {"op": "overwrite", "cell_index": op.cell, "cell_source": head},
+            {
+                "op": "insert",
+                "cell_index": op.cell + 1,
+                "cell_type": op.cell_type,
+                "cell_source": new,
+            },
+        ]
     if op.verb is CellVerb.ADD_AFTER:
         source = "\n".join(op.rows)
         return [
@@ -443,6 +466,11 @@ def _notebook_edit(
     if op.verb is CellVerb.DELETE:
         del nb["cells"][at]
         return {"cell_id": cid, "edit_mode": "delete"}
+    if op.verb is CellVerb.MARKER:
+        head, new = split_sources(scenario, op)
+        nb["cells"][at]["source"] = head
+        nb["cells"].insert(at + 1, _plain_cell(op.cell_type, new))
+        return {"cell_id": cid, "edit_mode": "replace+insert", "new_source": head + new}
     if op.verb is CellVerb.ADD_AFTER:
         nb["cells"].insert(at + 1, _plain_cell(op.cell_type, "\n".join(op.rows)))
         return {"cell_id": cid, "edit_mode": "insert", "new_source": "\n".join(op.rows)}

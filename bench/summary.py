@@ -4,7 +4,8 @@ missed), and hashline's safety verdicts (stale edits, stale runs), read back fro
 each benchmark wrote; plus one JSON file holding all of those raw figures.
 
 Invariants: it only reads what the benchmarks wrote (a benchmark that wrote nothing is listed
-as missing, never invented); a row without a target says so instead of a verdict.
+as missing, never invented); a row without a target says so instead of a verdict; a row whose
+input was absent or whose scenario failed (`missing`) is printed as such and fails `check`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from typing import Any
 
 
 def _ratio_row(bench: str, row: Mapping[str, Any]) -> str:
+    if "missing" in row:
+        return f"{bench:<9}{row['name'][:58]:<59}MISSING: {row['missing']}"
     lo, hi = row["spread"]
     target = row.get("target")
     verdict = "no target" if target is None else ("MET" if row["met"] else "MISSED")
@@ -72,6 +75,7 @@ def _safety_rows(payload: Mapping[str, Any]) -> list[str]:
         f"{'safety':<12}hashline {what:<50}{got:>8}  target {goal}" for what, got, goal in rows
     ]
     met = "MET" if verdict["met"] and (undo is None or undo["met"]) else "MISSED"
+    lines += [f"{'safety':<12}MISSING: {why}" for why in payload.get("missing", [])]
     return [*lines, f"{'safety':<12}hashline targets, all together: {met}"]
 
 
@@ -117,8 +121,12 @@ def check(files: Mapping[str, Path], baseline_path: Path = BASELINE) -> list[str
                 misses.append(f"{bench}: hashline's safety targets missed")
             if not payload.get("revert", {"met": True})["met"]:
                 misses.append(f"{bench}: hashline's undo safety targets missed")
+            misses += [f"{bench}: not measured: {why}" for why in payload.get("missing", [])]
             continue
         for row in payload:
+            if "missing" in row:
+                misses.append(f"{bench}: {row['name']}: not measured: {row['missing']}")
+                continue
             stall = row.get("stall") or {}
             if stall.get("met") is False:
                 misses.append(

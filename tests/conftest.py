@@ -14,6 +14,7 @@ from traitlets.config import Config
 
 pytest_plugins = [
     "jupyter_server.pytest_plugin",
+    "testkit.recorder",
     "testkit.resources",
     "testkit.rest_server",
     "testkit.rooms",

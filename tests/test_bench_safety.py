@@ -145,3 +145,42 @@ def test_the_agents_change_on_another_cell_is_a_wrong_cell() -> None:
     assert mine.outcome == Outcome.APPLIED.value, mine.message
     [stale] = asyncio.run(run_all([WholeNotebookWrite()], [moved]))
     assert stale.outcome == Outcome.LOST.value
+
+
+# -- markers naming another cell's id ----------------------------------------------------------
+
+
+def test_markers_naming_another_cells_id_never_move_its_data(
+    table: tuple[list[Scenario], list[Result]],
+) -> None:
+    _, results = table
+    family = [r for r in results if r.agent == AgentKind.MARKER_ID.value]
+    people = {r.person for r in family}
+    assert {PersonKind.DELETE_NAMED.value, PersonKind.MOVE_NAMED.value} <= people
+    assert PersonKind.OTHER_CELL.value in people  # the id pasted, the cell it names left alone
+    assert {r.outcome for r in family} <= {"applied", "rejected"}, _misses(family)
+    calm = [r for r in family if r.conflict == Conflict.NONE.value]
+    assert calm and all(r.outcome == "applied" for r in calm), _misses(family)
+
+
+def test_the_oracle_sees_a_named_cells_outputs_moved_to_the_marker() -> None:
+    # What a marker with an existing id once did: the named cell's outputs went to the new cell.
+    pasted = next(
+        s
+        for label, raw in generated_notebooks(1)
+        for s in scenarios_for(label, raw)
+        if s.agent.kind is AgentKind.MARKER_ID
+        and s.person_kind is PersonKind.RERUN
+        and s.agent.ops[0].cell_type == "code"
+    )
+    want = expected(pasted)
+    assert want is not None and judge(pasted, False, dump(want)) is Outcome.APPLIED
+    named = pasted.agent.ops[0].named
+    cells = want["cells"]
+    new = next(n for n, c in enumerate(cells) if "agent " + pasted.agent.token in c["source"])
+    at = named if named < new else named + 1
+    broken = json.loads(json.dumps(want))
+    moved = broken["cells"]
+    moved[new]["outputs"], moved[at]["outputs"] = moved[at]["outputs"], []
+    moved[new]["execution_count"], moved[at]["execution_count"] = moved[at]["execution_count"], None
+    assert judge(pasted, False, dump(broken)) in (Outcome.WRONG_CELL, Outcome.LOST)

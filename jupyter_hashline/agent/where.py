@@ -25,7 +25,7 @@ from typing import Any
 from ..hashline.memory_store import InMemorySnapshotStore
 from ..hashline.store import SnapshotStore
 from ..kernels import CellRunner
-from ..notebook import NotebookFilesystem, PairedDiskFilesystem
+from ..notebook import NotebookFilesystem, PairedDiskFilesystem, torn_notebook
 from ..tools import RestWorkspace, ToolWorkspace, Workspace
 from .registration import ServerInfo, find_parent_server
 
@@ -60,7 +60,9 @@ def session_workspace(
         base = _api_folder(folder, parent, via)
         if parent is not None and base is not None:
             return RestWorkspace(parent.url, parent.token or None, base_path=base), Via.SERVER
-    inner = PairedDiskFilesystem(folder) if folder is not None else root_or_fs
+    inner = (
+        PairedDiskFilesystem(folder, unreadable=torn_notebook) if folder is not None else root_or_fs
+    )
     fs = NotebookFilesystem(inner)
     workspace = Workspace(
         fs,

@@ -53,6 +53,14 @@ def add_tool_commands(commands: Any) -> None:
     write = commands.add_parser("write", help="create a file or replace all of it")
     write.add_argument("path")
     write.add_argument("source", nargs="?", default="-", metavar="FILE|-")
+    write.add_argument(
+        "--tag", help="the 4 hex digits of your read's header (to replace an existing file)"
+    )
+    write.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an existing file without a tag (whatever changed in it since)",
+    )
     write.set_defaults(run=tool_commands.write)
     outputs = commands.add_parser("outputs", help="show the outputs of one notebook cell")
     outputs.add_argument("path")

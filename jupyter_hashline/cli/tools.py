@@ -48,6 +48,7 @@ REJECTION_KINDS = frozenset(
     {
         "stale_tag",
         "unknown_tag",
+        "tag_required",
         "unseen_lines",
         "repeated_noop",
         "bad_anchor",
@@ -191,7 +192,9 @@ def write(args: argparse.Namespace) -> int:
     text = _read_input(args)
     if text is None:
         return USAGE
-    return _run_tool(args, "notebook_write", {"path": args.path, "content": text})
+    overwrite = "true" if args.overwrite else None
+    arguments = _given(path=args.path, content=text, tag=args.tag, overwrite=overwrite)
+    return _run_tool(args, "notebook_write", arguments)
 
 
 def outputs(args: argparse.Namespace) -> int:

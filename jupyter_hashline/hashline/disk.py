@@ -27,6 +27,12 @@ Invariants:
   never written either way.
 - Within one engine call (`callscope`) a path is resolved once and the result reused, so a
   read and the write after it address the same file; outside a call, every use resolves.
+- Jupyter's atomic writer copies a file to `.~NAME` beside it before rewriting it in place; a
+  save killed there leaves NAME torn (empty or half written) and `.~NAME` whole. Given
+  `unreadable` (a predicate on a path and its bytes, from the layer that knows the format),
+  a read that finds NAME unreadable and a regular `.~NAME` beside it (not a symlink, inside
+  the root) restores it as jupyter_server does: NAME is kept as `NAME.invalid`, `.~NAME`
+  becomes NAME, and the restored bytes are read. Without `unreadable` nothing is recovered.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ import errno
 import os
 import secrets
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 from .callscope import scope_memo
@@ -58,7 +65,13 @@ INLINE_READ_BYTES = 4 * 1024 * 1024
 class DiskFilesystem(Filesystem, ByteStorage):
     """Text files on the local disk, optionally confined to `root`."""
 
-    def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self,
+        root: str | os.PathLike[str] | None = None,
+        *,
+        unreadable: Callable[[str, bytes], bool] | None = None,
+    ) -> None:
+        self.unreadable = unreadable
         if root is None:
             self.root: Path | None = None
             return
@@ -75,10 +88,7 @@ class DiskFilesystem(Filesystem, ByteStorage):
     # -- the Filesystem protocol ---------------------------------------------------------------
 
     async def read_text(self, path: str) -> str:
-        target = self.resolve(path)
-        if _small_file(target):
-            return _read_text(path, target)
-        return await asyncio.to_thread(_read_text, path, target)
+        return decode_text(path, await self.read_bytes(path))
 
     async def write_text(self, path: str, content: str) -> WriteResult:
         target = self.resolve(path)
@@ -91,8 +101,30 @@ class DiskFilesystem(Filesystem, ByteStorage):
     async def read_bytes(self, path: str) -> bytes:
         target = self.resolve(path)
         if _small_file(target):
-            return _read_bytes(path, target)
-        return await asyncio.to_thread(_read_bytes, path, target)
+            data = _read_bytes(path, target)
+        else:
+            data = await asyncio.to_thread(_read_bytes, path, target)
+        if self.unreadable is not None and self.unreadable(path, data):
+            return await asyncio.to_thread(self._recover, path, target, data)
+        return data
+
+    def _recover(self, path: str, target: Path, data: bytes) -> bytes:
+        """`.~NAME` restored over a torn NAME (kept as `NAME.invalid`), as jupyter_server does
+        on its next read; `data` as it was when there is no usable intermediate."""
+        intermediate = target.with_name(".~" + target.name)
+        try:
+            info = os.lstat(intermediate)
+        except OSError:
+            return data
+        inside = self.root is None or _inside(os.fspath(intermediate), os.fspath(self.root))
+        if not stat.S_ISREG(info.st_mode) or not inside:
+            return data
+        try:
+            os.replace(target, target.with_name(target.name + ".invalid"))
+            os.replace(intermediate, target)
+        except OSError:
+            return data  # not ours to repair (read-only folder): the read reports it torn
+        return _read_bytes(path, target)
 
     async def write_bytes(self, path: str, data: bytes) -> None:
         target = self.resolve(path)
@@ -190,10 +222,6 @@ def _read_bytes(path: str, target: Path) -> bytes:
         raise NotTextError(f"{path} is a directory, not a text file. Read a file in it.") from err
     except OSError as err:
         raise HashlineError(f"Could not read {path}: {err.strerror or err}.") from err
-
-
-def _read_text(path: str, target: Path) -> str:
-    return decode_text(path, _read_bytes(path, target))
 
 
 def decode_text(path: str, data: bytes) -> str:

@@ -65,6 +65,13 @@ class UnknownTagError(StaleTagError):
     kind = "unknown_tag"
 
 
+class OverwriteRefusedError(StaleTagError):
+    """A whole-file write over an existing file without the tag of the version it replaces
+    (and without an allowed `overwrite`)."""
+
+    kind = "tag_required"
+
+
 class UnseenLinesError(HashlineError):
     """An edit anchored on lines the agent was never shown."""
 

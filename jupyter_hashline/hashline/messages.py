@@ -167,3 +167,19 @@ def unseen_message(
             f"Check your edit against these lines and send it again with the same header {current}."
         )
     return "\n".join(lines)
+
+
+def too_many_edits(count: int, limit: int) -> str:
+    return (
+        f"The edit has {count:,} edit operations, over the limit of {limit:,} per patch "
+        "(max_edits_per_patch); nothing was written. Send it as several smaller patches, or "
+        "replace the whole file with the write tool."
+    )
+
+
+def view_too_large(path: str, count: int, limit: int) -> str:
+    return (
+        f"Reading {path} would show {count:,} lines, over the limit of {limit:,} lines per read "
+        "(max_view_lines); nothing was shown. Read a part: offset and limit (e.g. offset=1, "
+        f"limit={limit}), or cells for a notebook."
+    )

@@ -9,14 +9,17 @@ Invariants:
   `LineRebaser`; else the plain text rule of recovery.py, a three-way line merge). Everything
   else is rejected.
 - Every rejection leaves files untouched and records the live text, so its tag becomes known.
+- A whole-file write replaces an existing file only under the tag of the version it replaces,
+  or with `overwrite` where this patcher allows it (replace_guard.py); new files need neither.
 - A multi-file patch is prepared completely (read, checked, applied in memory) before the first
   write; a write failing midway raises `PartialWriteError` saying which files landed.
 - The store records the text a write reports as landed, not the text intended. A store that
   fails after the write landed (locked, broken) turns into a warning on the result, never into
   an error that would tell the agent nothing changed.
 - BOM and line endings are restored on write unless the filesystem serves a normalized view.
-- No NUL is ever written; files over `max_file_bytes` and patches over `max_patch_bytes` are
-  refused before any work.
+- No NUL is ever written; files over `max_file_bytes`, patches over `max_patch_bytes` or with
+  more than `max_edits` edit operations, and reads that would show more than `max_view_lines`
+  lines are refused (`TooLargeError`, naming the limit) before anything is written or shown.
 - Each call (read, apply, write) is one `call_scope`: the storage may resolve a path and read a
   file once per call (see callscope.py), never across calls.
 - Reads, edits and writes of one path are serialized (one asyncio lock per store key, from a
@@ -67,6 +70,7 @@ from .locks import PathLocks
 from .offload import offloaded
 from .parse import PatchInput, parse_patch
 from .recovery import carry_lines, rebase_by_text
+from .replace_guard import check_replace
 from .results import (
     PartialWriteError,
     PatchResult,
@@ -78,6 +82,10 @@ from .results import (
 from .store import DEFAULT_AGENT, Snapshot, SnapshotStore
 from .text import normalize, restore, section_tag, split_lines
 
+DEFAULT_MAX_EDITS = 10_000
+"""Edit operations one patch may carry (all sections together)."""
+DEFAULT_MAX_VIEW_LINES = 100_000
+"""Lines one read may show (a part of a longer file: offset/limit, or cells)."""
 MiB = 1024 * 1024
 NOOP_ERROR_AT = 3
 NOOP_WINDOW_S = 600.0
@@ -132,8 +140,14 @@ class Patcher:
         agent: str = DEFAULT_AGENT,
         locks: PathLocks | None = None,
         exact_rows: bool = False,
+        allow_overwrite: bool = True,
+        max_edits: int = DEFAULT_MAX_EDITS,
+        max_view_lines: int = DEFAULT_MAX_VIEW_LINES,
     ) -> None:
         self.fs = fs
+        self.allow_overwrite = allow_overwrite
+        self.max_edits = max_edits
+        self.max_view_lines = max_view_lines
         self.store = store
         self.seen_lines = SeenLinesPolicy(seen_lines)
         self.max_patch_bytes = max_patch_bytes
@@ -180,6 +194,8 @@ class Patcher:
         """The read view of `live`, its snapshot and the lines shown recorded."""
         lines = split_lines(live.text)
         shown, notes = self._select(live, lines, offset, limit, cells)
+        if len(shown) > self.max_view_lines:
+            raise TooLargeError(messages.view_too_large(live.path, len(shown), self.max_view_lines))
         tag = self.store.record(live.key, live.text)
         self.store.record_seen_lines(live.key, tag, shown, agent=self.agent)
         head = messages.header(live.path, tag)
@@ -227,7 +243,13 @@ class Patcher:
     async def apply(self, patch: PatchInput | PatchSection) -> PatchResult:
         """Apply an edit (text form, JSON form or parsed sections) to one or more files."""
         self.check_patch_size(patch)
+        early = _json_edit_count(patch)  # the JSON form: refused before it is parsed
+        if early > self.max_edits:
+            raise TooLargeError(messages.too_many_edits(early, self.max_edits))
         sections = parse_patch(patch)
+        count = sum(len(section.edits) for section in sections)
+        if count > self.max_edits:
+            raise TooLargeError(messages.too_many_edits(count, self.max_edits))
         with call_scope():
             return await self._apply_sections(sections)
 
@@ -241,13 +263,19 @@ class Patcher:
             self._noop = None
             return await self._write_all(prepared)
 
-    async def write(self, path: str, content: str) -> PatchResult:
-        """Create or overwrite `path` with `content` (the write tool)."""
+    async def write(
+        self, path: str, content: str, *, tag: str | None = None, overwrite: bool = False
+    ) -> PatchResult:
+        """Create `path` with `content`, or replace all of it (the write tool). Replacing an
+        existing file needs the `tag` of the version it replaces, or `overwrite` (when this
+        patcher allows it); else `StaleTagError`/`OverwriteRefusedError` and nothing written."""
         self._check_size(path, content, self.max_file_bytes, "The content")
         with call_scope():
-            return await self._write(path, content)
+            return await self._write(path, content, tag, overwrite)
 
-    async def _write(self, path: str, content: str) -> PatchResult:
+    async def _write(
+        self, path: str, content: str, tag: str | None, overwrite: bool
+    ) -> PatchResult:
         key = await self._key(path)
         async with self._locked([key]):
             try:
@@ -261,6 +289,15 @@ class Patcher:
                     f"The content for {path} contains a NUL character; text files never hold "
                     "one. Nothing was written. Remove it (or write binary data another way)."
                 )
+            check_replace(
+                self.store,
+                path,
+                key,
+                None if live is None else live.text,
+                tag=tag,
+                overwrite=overwrite,
+                allow_overwrite=self.allow_overwrite,
+            )
             return await self._write_whole(path, key, live, text, view)
 
     # -- loading -------------------------------------------------------------------------------
@@ -763,3 +800,12 @@ def _unwritten(item: _Prepared) -> SectionResult:
         item.warnings,
         "",
     )
+
+
+def _json_edit_count(patch: object) -> int:
+    """How many edit operations a JSON-form patch lists (0 for any other form)."""
+    sections = [patch] if isinstance(patch, Mapping) else patch
+    if not isinstance(sections, list):
+        return 0
+    edits = (section.get("edits") for section in sections if isinstance(section, Mapping))
+    return sum(len(found) for found in edits if isinstance(found, list))

@@ -12,7 +12,7 @@ from .errors import InvalidNotebookError
 from .figures import Figure, FigureLimits, Figures, collect_figures
 from .filesystem import NotebookFilesystem, is_notebook_path, new_notebook
 from .keep import LAYOUTS, layout_for_call
-from .loading import LoadedNotebook, load_notebook
+from .loading import LoadedNotebook, load_notebook, torn_notebook
 from .merge import merge_projection
 from .outputs import cell_outputs, output_summary
 from .pairing import PairedDiskFilesystem
@@ -46,4 +46,5 @@ __all__ = [
     "rebase_lines",
     "restoring_cells",
     "serialize_notebook",
+    "torn_notebook",
 ]

@@ -495,6 +495,7 @@ class NotebookFilesystem(Filesystem):
             clear_outputs_on_edit=self.clear_outputs_on_edit,
             new_id=self._new_id,
             shown=current.ids if current is not None else None,
+            before=current.projection if current is not None else None,
         )
 
     def _serialize(

@@ -116,6 +116,17 @@ def parse_json(raw: str | bytes, path: str = "notebook") -> Any:
     return json.loads(raw if isinstance(raw, str) else decode_text(path, raw))
 
 
+def torn_notebook(path: str, data: bytes) -> bool:
+    """Whether `data` cannot be a notebook file at all (empty, cut off, not a JSON object): what
+    a save killed halfway leaves. Only `.ipynb` paths are judged; nothing else is torn."""
+    if not path.endswith(".ipynb"):
+        return False
+    try:
+        return not isinstance(parse_json(data, path), dict)
+    except Exception:  # not JSON, or not text: unreadable
+        return True
+
+
 class LoadedNotebook:
     """One version of a notebook file: its raw text, the notebook, and what it projects to.
 

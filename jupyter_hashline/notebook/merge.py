@@ -6,8 +6,12 @@
   stay when only its source changes (as when a person edits a cell in JupyterLab); the option
   `clear_outputs_on_edit` clears the outputs and execution count of edited code cells.
 - A marker without an id, or with an id the notebook does not have, is a new cell with a fresh
-  nbformat id (reported). A second marker carrying an id already used above it is a new cell
-  too, with a fresh id and a warning. In a notebook older than 4.5 new cells get no id field
+  nbformat id (reported). Markers never move data between cells: when several markers name one
+  cell's id, the marker that was already there (an unchanged line of the text as read, `before`)
+  keeps the cell, its outputs and metadata, and every other one is a new cell with a fresh id
+  (a warning names both places); when none of them was there, the edit is refused
+  (`AnchorError`, nothing merged). Without `before`, the first such marker keeps the cell.
+  In a notebook older than 4.5 new cells get no id field
   (that version has none); the report names the id the cell will be shown with.
 - Cells whose markers are gone are deleted (reported); moving markers moves cells; deleting a
   marker merges a cell into the one above; adding one splits a cell.
@@ -32,10 +36,12 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from typing import Any
 
 from nbformat import NotebookNode, from_dict
 
+from ..hashline.errors import AnchorError
 from .ids import DisplayIds, IdSource, display_ids, fresh_id_factory, is_legacy
 from .projection import ProjectedCell, cell_source, cell_type_of, parse_projection
 from .restore import note_removed, restorable_cell
@@ -64,16 +70,25 @@ def merge_projection(
     clear_outputs_on_edit: bool = False,
     new_id: IdSource | None = None,
     shown: DisplayIds | None = None,
+    before: str | None = None,
 ) -> tuple[Notebook, list[str]]:
     """The notebook `text` describes, merged into `nb`, and the warnings to report.
 
-    `shown` is `display_ids(nb["cells"])` when the caller has it already."""
+    `shown` is `display_ids(nb["cells"])` when the caller has it already; `before` is
+    `nb`'s projection, which tells a cell's own marker from a copy of it."""
+    parsed = parse_projection(text)
+    if before is not None and shown is None:
+        shown = display_ids(nb.get("cells", []))
+    keepers = None
+    if before is not None and shown is not None:
+        keepers = marker_keepers(parsed, before, text, nb.get("cells", []), shown)
     return merge_parsed(
         nb,
-        parse_projection(text),
+        parsed,
         clear_outputs_on_edit=clear_outputs_on_edit,
         new_id=new_id,
         shown=shown,
+        keepers=keepers,
     )
 
 
@@ -85,16 +100,18 @@ def merge_parsed(
     new_id: IdSource | None = None,
     shown: DisplayIds | None = None,
     other_ids: Collection[str] = (),
+    keepers: Mapping[str, int] | None = None,
 ) -> tuple[Notebook, list[str]]:
     """`merge_projection` of an already parsed text; `other_ids` are ids fresh ones must also
-    avoid (a part of a notebook is being merged, and they are the rest's)."""
+    avoid (a part of a notebook is being merged, and they are the rest's); `keepers` maps an
+    id several markers carry to the index (in `parsed`) of the one that keeps the cell."""
     cells: Sequence[Mapping[str, Any]] = nb.get("cells", [])
     shown = display_ids(cells) if shown is None else shown
     fresh = _lazy_fresh(shown, parsed, new_id, other_ids)
     node = isinstance(nb, NotebookNode)
     legacy = is_legacy(nb)
     merged, notes, consumed = _merge_cells(
-        cells, shown, parsed, _Options(fresh, node, clear_outputs_on_edit, legacy)
+        cells, shown, parsed, _Options(fresh, node, clear_outputs_on_edit, legacy), keepers or {}
     )
     if len(merged) == len(cells) and all(m[0] is c for m, c in zip(merged, cells, strict=True)):
         return nb if isinstance(nb, dict) else dict(nb), []
@@ -151,6 +168,7 @@ def _merge_cells(
     shown: DisplayIds,
     parsed: Sequence[ProjectedCell],
     options: _Options,
+    keepers: Mapping[str, int],
 ) -> tuple[list[tuple[Any, str, bool]], list[_Note], set[int]]:
     """Each merged cell with the id it was shown under (or got) and whether that id is derived;
     the notes in text order (a new cell's note waits for its final id: (merged index, parsed
@@ -166,6 +184,9 @@ def _merge_cells(
     restored: set[str] = set()
     for number, item in enumerate(parsed):
         queue = positions.get(item.cell_id or "")
+        keeper = keepers.get(item.cell_id or "")
+        if keeper is not None and keeper != number:
+            queue = None  # a copy of a marker that stays where it was: a new cell
         if item.cell_id is not None and queue:
             index = queue.pop(0)
             consumed.add(index)
@@ -182,7 +203,10 @@ def _merge_cells(
             continue
         cid = options.fresh()
         cell = _new_cell(item.cell_type, None if options.legacy else cid, item.source, options)
-        notes.append((len(merged), number, first_line.get(item.cell_id or "")))
+        earlier = first_line.get(item.cell_id or "")
+        if keeper is not None:
+            earlier = parsed[keeper].line
+        notes.append((len(merged), number, earlier))
         merged.append((cell, cid, False))
     return merged, notes, consumed
 
@@ -200,6 +224,66 @@ def _restored(item: ProjectedCell, restored: set[str]) -> dict[str, Any] | None:
     return cell
 
 
+def marker_keepers(
+    parsed: Sequence[ProjectedCell],
+    before: str,
+    text: str,
+    cells: Sequence[Mapping[str, Any]],
+    shown: DisplayIds,
+) -> dict[str, int]:
+    """For each id of a cell of the notebook that several markers of `text` carry: the index
+    (in `parsed`) of the marker that keeps the cell. That is the one whose cell still has the
+    cell's type and source when exactly one does, else the one that was already in `before`
+    (an unchanged line there) when exactly one was. Refuses (`AnchorError`) otherwise."""
+    count: dict[str, list[int]] = {}
+    for index, item in enumerate(parsed):
+        if item.cell_id is not None:
+            count.setdefault(item.cell_id, []).append(index)
+    repeated = {cid: found for cid, found in count.items() if len(found) > 1}
+    if not repeated:
+        return {}
+    where = {cid: index for index, cid in enumerate(shown.ids) if cid in repeated}
+    kept: frozenset[int] | None = None
+    keepers: dict[str, int] = {}
+    for cid, found in repeated.items():
+        if cid not in where:
+            continue  # an id the notebook does not have: every such marker is a new cell
+        cell = cells[where[cid]]
+        own = (cell_type_of(cell), cell_source(cell))
+        same = [i for i in found if (parsed[i].cell_type, parsed[i].source) == own]
+        if len(same) != 1:
+            kept = unchanged_lines(before, text) if kept is None else kept
+            same = [index for index in found if parsed[index].line in kept]
+        if len(same) != 1:
+            lines = ", ".join(str(parsed[index].line) for index in found)
+            raise AnchorError(
+                f"The edit writes markers naming id={cid} on lines {lines} of the edited "
+                "text, and it is not clear which of them is the cell's own marker. Nothing was "
+                "written. A marker with an existing id would move that cell's outputs and "
+                "metadata. Write a new cell's marker without an id (`# %% [code]`); to move a "
+                "cell, move its marker line and source together."
+            )
+        keepers[cid] = same[0]
+    return keepers
+
+
+def unchanged_lines(before: str, text: str) -> frozenset[int]:
+    """The 1-based numbers of the lines of `text` that are unchanged lines of `before` (a
+    line alignment: the common head and tail, and a diff of the part between)."""
+    old, new = before.split("\n"), text.split("\n")
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    kept = set(range(1, head + 1)) | set(range(len(new) - tail + 1, len(new) + 1))
+    matcher = SequenceMatcher(None, old[head : len(old) - tail], new[head : len(new) - tail])
+    for _, start, size in matcher.get_matching_blocks():
+        kept.update(range(head + start + 1, head + start + size + 1))
+    return frozenset(kept)
+
+
 def _final_id(final: Sequence[str], merged: Sequence[tuple[Any, str, bool]], index: int) -> str:
     """The id a new cell is shown with after the merge (derived from its place in a legacy
     notebook, else the fresh id it was given, possibly replaced when repairing duplicates)."""
@@ -214,10 +298,10 @@ def _new_cell_note(item: ProjectedCell, cid: str, earlier: int | None) -> str:
     asked = item.cell_id
     if asked is None:
         return where
-    if earlier is not None:
+    if earlier is not None:  # a warning, not a note: the marker did not do what it named
         return (
-            f"{where}: id={asked} was already used by the marker on line {earlier}, so this "
-            "copy got a fresh id"
+            f"a marker named another cell's id, so it is a {where}: id={asked} is the id of "
+            f"the cell whose marker is on line {earlier}, which keeps its outputs and metadata"
         )
     return f"{where}: the notebook has no cell id={asked}, so it got a fresh id"
 

@@ -10,7 +10,8 @@ Invariants:
   numbers). Where that could differ, `merge_edit` returns None and the caller merges the whole
   text: a 4.5 notebook with missing or duplicate ids (the full merge stores them all), a marker
   in the changed part naming a cell outside it (a copy or a move), a legacy notebook gaining a
-  cell (its new cells are named by their position in the whole notebook), small notebooks.
+  cell (its new cells are named by their position in the whole notebook), markers repeating an
+  id (which one keeps the cell is decided against the whole text), small notebooks.
 - `before` must be `project_notebook(nb)` and `starts` the offsets of its marker lines.
 """
 
@@ -62,6 +63,9 @@ def merge_edit(
         return None
     named = [item.cell_id for item in parsed]
     if legacy and len(set(named)) != len(named):  # a repeated marker adds a cell
+        return None
+    ided = [cid for cid in named if cid is not None]
+    if len(set(ided)) != len(ided):  # which copy keeps the cell: the whole merge decides
         return None
     sub_shown = DisplayIds(shown.ids[first : last + 1], frozenset())
     sub_nb = {**nb, "cells": list(cells[first : last + 1])}

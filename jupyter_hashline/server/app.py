@@ -116,13 +116,31 @@ class HashlineExtension(ExtensionApp):
         "unchanged); set false to keep the feed read-only. A workspace overlay may set it "
         "false, never true; read_only turns undo off as well.",
     ).tag(config=True)
+    max_edits_per_patch = Int(
+        10_000,
+        help="Edit operations one patch may carry, all files together; more gets 413 "
+        "(too_large) naming this limit, before anything is read or written. Keeps one request "
+        "from holding a notebook's lock (and the server) for long.",
+    ).tag(config=True)
+    max_view_lines = Int(
+        100_000,
+        help="Lines one read may show; a longer view gets 413 (too_large) naming this limit, "
+        "and the agent reads a part (offset/limit, or cells). A workspace overlay may lower it.",
+    ).tag(config=True)
+    allow_overwrite = Bool(
+        True,
+        help="Let notebook_write (POST hashline/write) replace an existing file with "
+        "`overwrite: true` and no tag. With a tag (the version it replaces, from a read) a "
+        "write is always checked like an edit: a stale tag gets 409 and nothing is written. "
+        "Set false to require the tag; a workspace overlay may set it false, never true.",
+    ).tag(config=True)
     activity_limit = Int(200, help="How many recent edits GET activity keeps.").tag(config=True)
     max_sessions = Int(64, help="How many agent sessions the registry keeps.").tag(config=True)
     workspace_overlay = Unicode(
         OVERLAY_FILE,
         help="Name of a JSON file at the server root whose settings may only tighten these "
-        "(seen_lines, size limits, allowed_paths, read_only, allow_run, allow_revert). Empty: "
-        "no overlay.",
+        "(seen_lines, size limits, allowed_paths, read_only, allow_run, allow_revert, "
+        "allow_overwrite). Empty: no overlay.",
     ).tag(config=True)
 
     server_mcp_tools = List(
@@ -157,11 +175,14 @@ class HashlineExtension(ExtensionApp):
             max_request_bytes=self.max_request_bytes,
             max_patch_bytes=self.max_patch_bytes,
             max_file_bytes=self.max_file_bytes,
+            max_edits_per_patch=self.max_edits_per_patch,
+            max_view_lines=self.max_view_lines,
             max_versions_per_path=self.max_versions_per_path,
             allowed_paths=tuple(p.strip("/") for p in self.allowed_paths),
             read_only=self.read_only,
             allow_run=self.allow_run,
             allow_revert=self.allow_revert,
+            allow_overwrite=self.allow_overwrite,
             store_class=self.store_class,
             store_path=self.store_path or self._default_store_path(),
             activity_limit=self.activity_limit,

@@ -7,8 +7,9 @@ root) is merged by `apply_workspace_overlay`.
 Invariants:
 - An overlay may only tighten: raise the seen-lines guard (off < warn < reject), lower a size
   limit, narrow the allowed paths, turn read-only on, turn running cells off (`allow_run`
-  false; never true), turn undoing edits off (`allow_revert` false; never true). Anything
-  else it asks for is refused, one refusal message per key, and the setting keeps its value.
+  false; never true), turn undoing edits off (`allow_revert` false; never true), forbid
+  whole-file writes without a tag (`allow_overwrite` false; never true). Anything else it asks
+  for is refused, one refusal message per key, and the setting keeps its value.
 - Keys that would redirect data (the snapshot store class or path) and unknown keys are always
   refused. The merge is pure: settings in, settings and refusals out.
 - No workspace file may set an agent session's provider, model, base URL or API keys (under
@@ -45,11 +46,14 @@ class HashlineSettings:
     max_request_bytes: int = 16 * MIB
     max_patch_bytes: int = 16 * MIB
     max_file_bytes: int = 64 * MIB
+    max_edits_per_patch: int = 10_000
+    max_view_lines: int = 100_000
     max_versions_per_path: int = 64
     allowed_paths: tuple[str, ...] = ()  # API path prefixes; empty means the whole root
     read_only: bool = False
     allow_run: bool = True
     allow_revert: bool = True
+    allow_overwrite: bool = True
     store_class: str = "jupyter_hashline.hashline.sqlite_store.SqliteSnapshotStore"
     store_path: str = ""
     activity_limit: int = 200
@@ -78,6 +82,7 @@ def is_agent_setting(key: str) -> bool:
 
 
 LIMIT_KEYS = ("max_request_bytes", "max_patch_bytes", "max_file_bytes")
+COUNT_LIMIT_KEYS = {"max_edits_per_patch": "edit operations", "max_view_lines": "lines"}
 
 
 def path_within(path: str, prefix: str) -> bool:
@@ -100,13 +105,15 @@ def _tighten_seen_lines(current: HashlineSettings, value: Any) -> HashlineSettin
     return dataclasses.replace(current, seen_lines=wanted)
 
 
-def _tighten_limit(key: str) -> Callable[[HashlineSettings, Any], HashlineSettings | str]:
+def _tighten_limit(
+    key: str, unit: str = "bytes"
+) -> Callable[[HashlineSettings, Any], HashlineSettings | str]:
     def tighten(current: HashlineSettings, value: Any) -> HashlineSettings | str:
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            return f"must be a positive integer number of bytes, got {value!r}"
+            return f"must be a positive integer number of {unit}, got {value!r}"
         now = getattr(current, key)
         if value > now:
-            return f"would raise the limit from {now} to {value} bytes"
+            return f"would raise the limit from {now} to {value} {unit}"
         changes: dict[str, Any] = {key: value}
         return dataclasses.replace(current, **changes)
 
@@ -151,13 +158,23 @@ def _tighten_allow_revert(current: HashlineSettings, value: Any) -> HashlineSett
     return dataclasses.replace(current, allow_revert=value)
 
 
+def _tighten_allow_overwrite(current: HashlineSettings, value: Any) -> HashlineSettings | str:
+    if not isinstance(value, bool):
+        return f"must be true or false, got {value!r}"
+    if value and not current.allow_overwrite:
+        return "would allow whole-file writes without a tag on a server that does not allow it"
+    return dataclasses.replace(current, allow_overwrite=value)
+
+
 _TIGHTENERS: dict[str, Callable[[HashlineSettings, Any], HashlineSettings | str]] = {
     "seen_lines": _tighten_seen_lines,
     "allowed_paths": _tighten_allowed_paths,
     "read_only": _tighten_read_only,
     "allow_run": _tighten_allow_run,
     "allow_revert": _tighten_allow_revert,
+    "allow_overwrite": _tighten_allow_overwrite,
     **{key: _tighten_limit(key) for key in LIMIT_KEYS},
+    **{key: _tighten_limit(key, unit) for key, unit in COUNT_LIMIT_KEYS.items()},
 }
 
 

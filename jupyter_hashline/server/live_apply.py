@@ -38,7 +38,6 @@ from ..tools.errors import ChangedDuringWriteError
 ORIGIN = "jupyter_hashline"
 _SCALAR_KEYS = frozenset({"id", "execution_count"})
 _IGNORED_KEYS = frozenset({"source", "cell_type", "execution_state"})
-_STORED_KEYS = frozenset({"outputs", "attachments"})  # multi-line strings may be line lists
 
 
 class LiveDocumentChanged(ChangedDuringWriteError):
@@ -110,21 +109,30 @@ def apply_text_ops(ytext: Any, ops: Sequence[TextOp]) -> None:
             ytext.insert(op.start, op.insert)
 
 
-def _joined(value: Any) -> Any:
-    """`value` with every list of strings joined: a multi-line string as a notebook file stores
-    it (a list of lines) and as the shared document holds it (one string) compare equal."""
-    if isinstance(value, list):
-        if value and all(isinstance(item, str) for item in value):
-            return "".join(value)
-        return [_joined(item) for item in value]
-    if isinstance(value, Mapping):
-        return {key: _joined(item) for key, item in value.items()}
-    return value
-
-
 def _source(cell: Mapping[str, Any]) -> str:
     source = cell.get("source", "")
     return "".join(source) if isinstance(source, list) else str(source)
+
+
+def _joined(value: Any, key: str = "") -> Any:
+    """Outputs and attachments with multi-line strings as one string (a live document holds
+    `"a\nb\n"` where the file holds `["a\n", "b\n"]`; both are the same value)."""
+    if isinstance(value, Mapping):
+        return {k: _joined(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        if value and all(isinstance(v, str) for v in value) and _multiline(key):
+            return "".join(value)
+        return [_joined(v) for v in value]
+    return value
+
+
+def _multiline(key: str) -> bool:
+    return key == "text" or ("/" in key and not key.endswith("json"))
+
+
+def _same_multiline(key: str, old: Any, new: Any) -> bool:
+    """Whether two outputs (or attachments) differ only in how their strings are split."""
+    return key in ("outputs", "attachments") and _joined(old) == _joined(new)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,10 +157,8 @@ def _in_place(index: int, base: Mapping[str, Any], target: Mapping[str, Any]) ->
     clear_outputs = False
     for key in (set(base) | set(target)) - _IGNORED_KEYS:
         old, new = base.get(key), target.get(key)
-        if old == new or (key == "id" and new is None):
+        if old == new or (key == "id" and new is None) or _same_multiline(key, old, new):
             continue
-        if key in _STORED_KEYS and _joined(old) == _joined(new):
-            continue  # the same outputs, one side with its multi-line strings as lists
         if key in _SCALAR_KEYS and key in target:
             scalars.append((key, new))
         elif key == "metadata" and isinstance(new, Mapping):

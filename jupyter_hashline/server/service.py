@@ -170,5 +170,8 @@ def build_service(
         runner=runner(contents, filesystem) if runner is not None and refusal is None else None,
         run_refusal=refusal,
         revert_refusal=revert_refusal(settings),
+        allow_overwrite=settings.allow_overwrite,
+        max_edits=settings.max_edits_per_patch,
+        max_view_lines=settings.max_view_lines,
     )
     return HashlineService(workspace=workspace, contents=contents, store=store, settings=settings)

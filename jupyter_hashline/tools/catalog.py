@@ -333,10 +333,14 @@ WRITE = ToolSpec(
     name="notebook_write",
     title="Create or replace a file",
     description=(
-        "Create a file or replace all of it. Arguments: path (required) and content (required: "
+        "Create a file or replace all of it. Arguments: path (required), content (required: "
         "the whole text; for a notebook, cell-marked text with `# %% [code]` and "
-        "`# %% [markdown]` marker lines); layout (optional: keep, the default, or nbformat: how a "
-        "notebook file is laid out). Prefer notebook_edit for changes to an existing file."
+        "`# %% [markdown]` marker lines), tag (the 4 hex digits of your latest read of the "
+        "file: needed to replace an existing file; if the file changed since, nothing is "
+        "written and the reply gives the current header), overwrite (true: replace an "
+        "existing file without a tag, where the server allows it; a new file needs neither) "
+        "and layout (optional: keep, the default, or nbformat: how a notebook file is laid "
+        "out). Prefer notebook_edit for changes to an existing file."
     ),
     fields=(
         Field("path", FieldKind.PATH, "The file to create or replace.", required=True),
@@ -347,6 +351,17 @@ WRITE = ToolSpec(
             required=True,
         ),
         LAYOUT_FIELD,
+        Field(
+            "tag",
+            FieldKind.TAG,
+            "The 4 hex digits of the header of your latest read of the file you replace "
+            "(needed for an existing file unless overwrite is true).",
+        ),
+        Field(
+            "overwrite",
+            FieldKind.FLAG,
+            "True to replace an existing file without a tag (a server may forbid it).",
+        ),
     ),
     request=WriteRequest,
     method="write",

@@ -11,6 +11,8 @@ Invariants:
 - The default store path is a pure function of the root's real path, computed exactly as the
   server extension computes its own default.
 - `aclose()` closes the store this module opened and the workspace's runner (its kernels).
+- A notebook a killed Jupyter save left torn is recovered on read from Jupyter's `.~NAME`
+  intermediate, as jupyter_server does (the torn file kept as `NAME.invalid`).
 - Cells run only when the caller gives a runner (`run_with`): this package starts no kernel.
   Without one, `run_refusal` says why runs are refused (e.g. the CLI's missing `--allow-run`).
 """
@@ -25,7 +27,7 @@ from pathlib import Path
 from ..hashline.patcher import SeenLinesPolicy
 from ..hashline.sqlite_store import SqliteSnapshotStore
 from ..kernels import CellRunner
-from ..notebook import NotebookFilesystem, PairedDiskFilesystem
+from ..notebook import NotebookFilesystem, PairedDiskFilesystem, torn_notebook
 from .workspace import Workspace
 
 __all__ = [
@@ -91,7 +93,7 @@ def open_directory(
     if chosen != ":memory:":
         Path(chosen).parent.mkdir(parents=True, exist_ok=True)
     store = SqliteSnapshotStore(chosen)
-    fs = NotebookFilesystem(PairedDiskFilesystem(folder))
+    fs = NotebookFilesystem(PairedDiskFilesystem(folder, unreadable=torn_notebook))
     workspace = DirectoryWorkspace(
         fs,
         store,

@@ -75,12 +75,15 @@ class EditRequest(_Arguments):
 
 @dataclass(frozen=True, slots=True)
 class WriteRequest(_Arguments):
-    """Create `path` or replace all of it with `content`."""
+    """Create `path` or replace all of it with `content`: an existing file only under the `tag`
+    of the version it replaces, or with `overwrite` true (where that is allowed)."""
 
     agent: str
     path: str
     content: str
     layout: str | None = None
+    tag: str | None = None
+    overwrite: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ from .errors import BadArgumentsError
 
 __all__ = ["Source", "tool_request"]
 
+_UNUSABLE_IN_PATH = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
 _TAG = re.compile(r"#?[0-9A-Fa-f]{4}")
 _WHOLE = re.compile(r"[0-9]+")
 _DECIMAL = re.compile(r"[0-9]*\.?[0-9]+")
@@ -91,6 +92,15 @@ def _string(spec: ToolSpec, field: Field, raw: Any) -> str:
         raise _wrong(spec, field, raw)
     if field.kind in (FieldKind.PATH, FieldKind.NAME) and not raw.strip():
         raise _bad(spec, f"`{field.name}` must not be empty ({_expected(field)})")
+    unusable = _UNUSABLE_IN_PATH.search(raw) if field.kind is FieldKind.PATH else None
+    if unusable is not None:
+        # A line break in a path would break the `[path#TAG]` header every reply starts with.
+        raise _bad(
+            spec,
+            f"`{field.name}` contains {unusable.group()!a} at position {unusable.start()}:"
+            " paths may not hold control characters (line breaks, tabs, NUL) or unpaired "
+            "surrogates",
+        )
     return raw
 
 

@@ -11,7 +11,9 @@ One workspace serves every agent of a process (a server, an MCP connection, a CL
   streaks are counted per agent. At most `max_agents` patchers are kept (least recently used
   go first; their seen lines stay in the store, only a no-op streak is forgotten);
 - per agent and notebook, the cells the agent's last edit touched (the default of a run);
-- the `CellRunner` its surface gave it (a directory's own kernels, a server's), or none.
+- the `CellRunner` its surface gave it (a directory's own kernels, a server's), or none;
+- whether a whole-file write may replace an existing file without a tag (`allow_overwrite`;
+  with a tag it always may, when the tag names the file as it is).
 
 A run holds the notebook's path lock while the gate judges it (the snapshot at the agent's
 tag, the live text, the agent's seen lines), never while cells run; the runner takes the lock
@@ -46,7 +48,13 @@ from typing import Any
 from ..hashline import messages
 from ..hashline.errors import HashlineError, NotFoundError, is_not_found
 from ..hashline.locks import PathLocks
-from ..hashline.patcher import MiB, Patcher, SeenLinesPolicy
+from ..hashline.patcher import (
+    DEFAULT_MAX_EDITS,
+    DEFAULT_MAX_VIEW_LINES,
+    MiB,
+    Patcher,
+    SeenLinesPolicy,
+)
 from ..hashline.recovery import carry_lines
 from ..hashline.results import PartialWriteError, PatchResult, SectionOp, SectionResult
 from ..hashline.store import SnapshotStore
@@ -128,8 +136,14 @@ class Workspace:
         runner: CellRunner | None = None,
         run_refusal: str | None = None,
         revert_refusal: str | None = None,
+        allow_overwrite: bool = True,
+        max_edits: int = DEFAULT_MAX_EDITS,
+        max_view_lines: int = DEFAULT_MAX_VIEW_LINES,
     ) -> None:
         self.fs = fs
+        self.allow_overwrite = allow_overwrite
+        self.max_edits = max_edits
+        self.max_view_lines = max_view_lines
         self.store = store
         self.seen_lines = SeenLinesPolicy(seen_lines)
         self.max_patch_bytes = max_patch_bytes
@@ -178,8 +192,12 @@ class Workspace:
         patcher = self.patcher(request.agent)
 
         async def run() -> PatchResult:
+            path = self._resolve(request.path)
+            overwrite = bool(request.overwrite)
             with layout_for_call(request.layout):
-                return await patcher.write(self._resolve(request.path), request.content)
+                return await patcher.write(
+                    path, request.content, tag=request.tag, overwrite=overwrite
+                )
 
         return await self._changing(request.agent, "write", run)
 
@@ -299,6 +317,9 @@ class Workspace:
                 max_file_bytes=self.max_file_bytes,
                 agent=agent,
                 locks=self.locks,
+                allow_overwrite=self.allow_overwrite,
+                max_edits=self.max_edits,
+                max_view_lines=self.max_view_lines,
             )
             self._patchers[agent] = patcher
             while len(self._patchers) > self._max_agents:

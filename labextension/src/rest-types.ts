@@ -102,6 +102,10 @@ export interface WriteRequest {
   content: string;
   /** How a notebook file is laid out when written: keep (the default: the layout the file has, so a one-line edit is a one-line diff) or nbformat (Jupyter's own layout, the whole file rewritten). */
   layout?: "keep" | "nbformat";
+  /** The 4 hex digits of the header of your latest read of the file you replace (needed for an existing file unless overwrite is true). */
+  tag?: string;
+  /** True to replace an existing file without a tag (a server may forbid it). */
+  overwrite?: boolean;
 }
 
 export type WriteResponse = PatchResponse;

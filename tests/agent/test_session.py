@@ -331,3 +331,33 @@ async def test_runs_a_session_cannot_or_may_not_do_are_error_results(tmp_path: P
     unavailable = await run_once(InMemoryFilesystem({NOTEBOOK: (tmp_path / NOTEBOOK).read_text()}))
     assert unavailable["is_error"] is True
     assert unavailable["content"].startswith("run not available here")
+
+
+async def test_a_session_replaces_a_notebook_only_under_the_tag_of_its_read(
+    tmp_path: Path,
+) -> None:
+    make_notebook(tmp_path)
+    content = "# %% [code]\nvalue = 1\n"
+    untagged = {
+        "tool_calls": [{"name": "notebook_write", "input": {"path": NOTEBOOK, "content": content}}]
+    }
+
+    def tagged(messages: list[Any]) -> dict[str, Any]:
+        arguments = {"path": NOTEBOOK, "content": content, "tag": latest_tag(messages)}
+        return {"tool_calls": [{"name": "notebook_write", "input": arguments}]}
+
+    script = [untagged, read_turn(), tagged, {"text": "replaced"}]
+    async with ProviderSimulator(script) as sim:
+        url = sim.base_url("anthropic")
+        async with Session(tmp_path, base_url=url, api_key="k", register=False) as session:
+            await session.run_turn("replace the notebook")
+    results = [
+        block
+        for message in session.zones.log
+        if not isinstance(message["content"], str)
+        for block in message["content"]
+        if block.get("type") == "tool_result"
+    ]
+    assert results[0]["is_error"] is True and "needs the tag" in results[0]["content"]
+    assert not results[-1].get("is_error")
+    assert list(sources(tmp_path).values()) == ["value = 1"]

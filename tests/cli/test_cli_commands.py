@@ -69,6 +69,19 @@ def test_write_and_outputs(root: Path, tmp_path: Path, capsys: pytest.CaptureFix
     code, out, _ = run(capsys, "--root", str(root), "write", "tools/hello.py", str(source))
     assert code == 0 and "[tools/hello.py#" in out
     assert (root / "tools" / "hello.py").read_text() == "print('hello')\n"
+    tag = header_of(out, "tools/hello.py").split("#")[1].rstrip("]")
+    source.write_text("print('again')\n")
+    code, _, err = run(capsys, "--root", str(root), "write", "tools/hello.py", str(source))
+    assert code == 1 and "needs the tag of the version you replace" in err
+    assert (root / "tools" / "hello.py").read_text() == "print('hello')\n"
+    argv = ("--root", str(root), "write", "tools/hello.py", str(source))
+    code, out, _ = run(capsys, *argv, "--tag", tag)
+    assert code == 0 and (root / "tools" / "hello.py").read_text() == "print('again')\n"
+    code, _, err = run(capsys, *argv, "--tag", tag)  # the tag of the version replaced above
+    assert code == 1 and "changed since your read" in err
+    source.write_text("print('forced')\n")
+    code, _, _ = run(capsys, *argv, "--overwrite")
+    assert code == 0 and (root / "tools" / "hello.py").read_text() == "print('forced')\n"
     code, out, _ = run(
         capsys, "--root", str(root), "outputs", NOTEBOOK, "load-data", "--max-chars", "25"
     )

@@ -23,7 +23,9 @@ def cli_command(tool: str, arguments: dict[str, Any]) -> tuple[list[str], str | 
     if tool == "notebook_edit":
         return ["patch", "-"], arguments["patch"]
     if tool == "notebook_write":
-        return ["write", arguments["path"], "-"], arguments["content"]
+        options = ["--tag", arguments["tag"]] if "tag" in arguments else []
+        options += ["--overwrite"] if arguments.get("overwrite") else []
+        return ["write", arguments["path"], "-", *options], arguments["content"]
     if tool == "notebook_run":
         cells = [option for cell in arguments["cells"] for option in ("--cell", cell)]
         return ["--allow-run", "run", arguments["path"], "--tag", arguments["tag"], *cells], None

@@ -12,6 +12,7 @@ from jupyter_hashline.hashline.errors import (
     HashlineError,
     NotFoundError,
     NotTextError,
+    OverwriteRefusedError,
     PatchSyntaxError,
     RepeatedNoOpError,
     StaleTagError,
@@ -595,11 +596,57 @@ async def test_write_creates_updates_and_detects_noops() -> None:
     assert "created" in created.to_text()
     edit = await patcher.apply(f"{created.sections[0].header}\nreplace 1:\n+x = 2\n")
     assert fs.get("new.py") == "x = 2\n" and edit.sections[0].written
-    updated = await patcher.write("old.txt", "a\nb\n")
+    read = await patcher.read("old.txt")
+    updated = await patcher.write("old.txt", "a\nb\n", tag=read.tag)
     assert updated.sections[0].op is SectionOp.UPDATE
     assert fs.get("old.txt") == "\ufeffa\r\nb\r\n"
-    same = await patcher.write("old.txt", "a\nb\n")
+    same = await patcher.write("old.txt", "a\nb\n", tag=updated.sections[0].tag)
     assert same.sections[0].op is SectionOp.NOOP
+
+
+async def test_replacing_a_file_needs_the_tag_of_the_version_it_replaces() -> None:
+    fs, patcher = make({"t.txt": TEN})
+    with pytest.raises(OverwriteRefusedError, match=r"needs the tag") as caught:
+        await patcher.write("t.txt", "new\n")
+    assert caught.value.status == 409 and caught.value.kind == "tag_required"
+    current = section_tag(TEN)
+    assert f"Current header: [t.txt#{current}]" in str(caught.value)
+    assert fs.get("t.txt") == TEN
+    read = await patcher.read("t.txt")
+    fs.set("t.txt", TEN + "a person's line\n")  # changed since the read
+    with pytest.raises(StaleTagError, match="changed since your read") as stale:
+        await patcher.write("t.txt", "new\n", tag=read.tag)
+    assert stale.value.status == 409
+    changed = TEN + "a person's line\n"
+    assert f"[t.txt#{section_tag(changed)}]" in str(stale.value)
+    assert fs.get("t.txt") == TEN + "a person's line\n"
+    again = await patcher.read("t.txt")
+    done = await patcher.write("t.txt", "new\n", tag=again.tag)
+    assert done.sections[0].written and fs.get("t.txt") == "new\n"
+
+
+async def test_overwrite_replaces_without_a_tag_unless_forbidden() -> None:
+    fs, patcher = make({"t.txt": TEN})
+    await patcher.write("t.txt", "one\n", overwrite=True)
+    assert fs.get("t.txt") == "one\n"
+    strict = Patcher(fs, patcher.store, allow_overwrite=False)
+    with pytest.raises(OverwriteRefusedError, match="turned off"):
+        await strict.write("t.txt", "two\n", overwrite=True)
+    assert fs.get("t.txt") == "one\n"
+    read = await strict.read("t.txt")
+    await strict.write("t.txt", "two\n", tag=read.tag)
+    assert fs.get("t.txt") == "two\n"
+
+
+async def test_a_new_file_needs_no_tag_and_a_tag_for_a_gone_file_is_stale() -> None:
+    fs, patcher = make({"t.txt": TEN})
+    read = await patcher.read("t.txt")
+    fs.delete("t.txt")
+    with pytest.raises(StaleTagError, match="gone since your read"):
+        await patcher.write("t.txt", "x\n", tag=read.tag)
+    assert not fs.entries()
+    await patcher.write("t.txt", "x\n")
+    assert fs.get("t.txt") == "x\n"
 
 
 async def test_parsed_sections_are_accepted() -> None:
@@ -667,3 +714,21 @@ async def test_boundary_echo_repair_warns_on_an_applied_edit() -> None:
     result = await patcher.apply(f"{read.header}\nreplace 5:\n+line 4\n+FIVE\n+line 6\n")
     assert fs.get("t.txt") == TEN.replace("line 5\n", "FIVE\n")
     assert any("line 4" in w or "echo" in w for w in result.sections[0].warnings)
+
+
+async def test_too_many_edits_or_too_long_a_view_are_refused_naming_the_limit() -> None:
+    fs, patcher = make({"t.txt": TEN}, max_edits=3, max_view_lines=5)
+    with pytest.raises(TooLargeError, match=r"10 lines, over the limit of 5 lines per read") as big:
+        await patcher.read("t.txt")
+    assert big.value.status == 413 and "max_view_lines" in str(big.value)
+    read = await patcher.read("t.txt", offset=1, limit=5)
+    edits = [{"op": "replace", "start": n, "end": n, "lines": [f"x{n}"]} for n in range(1, 5)]
+    section = {"path": "t.txt", "tag": read.tag, "edits": edits}
+    for form in (section, [section], f"{read.header}\n" + "".join(
+        f"replace {n}:\n+x{n}\n" for n in range(1, 5)
+    )):  # fmt: skip
+        with pytest.raises(TooLargeError, match=r"4 edit operations, over the limit of 3"):
+            await patcher.apply(form)
+    assert fs.get("t.txt") == TEN
+    done = await patcher.apply({**section, "edits": edits[:3]})
+    assert done.sections[0].written

@@ -44,6 +44,7 @@ EXPORTED = {
     "Normalized",
     "NotFoundError",
     "NotTextError",
+    "OverwriteRefusedError",
     "PartialWriteError",
     "PatchResult",
     "PatchSection",

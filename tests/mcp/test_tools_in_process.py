@@ -5,6 +5,7 @@ results that say what to do."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -182,3 +183,27 @@ async def test_a_paired_notebook_edited_on_root_updates_its_twin(root: Path) -> 
         _, view = await call("notebook_read", {"path": "paired.ipynb"})
         assert line_of(view, "a = 100")
     assert nbformat.read(root / "paired.ipynb", as_version=4).cells[0].source == "a = 1\nb = 3"
+
+
+async def test_write_over_a_notebook_needs_its_tag_and_a_stale_one_is_an_error(root: Path) -> None:
+    before = (root / NOTEBOOK).read_bytes()
+    content = "# %% [code]\nreplaced = True\n"
+    async with session(root) as call:
+        is_error, reply = await call("notebook_write", {"path": NOTEBOOK, "content": content})
+        assert is_error and "needs the tag" in reply and f"[{NOTEBOOK}#" in reply
+        _, view = await call("notebook_read", {"path": NOTEBOOK})
+        tag = header_of(view)[-5:-1]
+        nb = nbformat.read(root / NOTEBOOK, as_version=4)
+        nb.cells[0].source += "\n# a person's line"
+        nbformat.write(nb, root / NOTEBOOK)
+        changed = (root / NOTEBOOK).read_bytes()
+        assert changed != before
+        arguments = {"path": NOTEBOOK, "content": content, "tag": tag}
+        is_error, reply = await call("notebook_write", arguments)
+        assert is_error and "changed since your read" in reply
+        assert (root / NOTEBOOK).read_bytes() == changed
+        current = re.search(r"Current header: \[[^#]+#([0-9A-F]{4})\]", reply)
+        assert current is not None
+        is_error, reply = await call("notebook_write", {**arguments, "tag": current.group(1)})
+        assert not is_error, reply
+    assert nbformat.read(root / NOTEBOOK, as_version=4).cells[0].source == "replaced = True"

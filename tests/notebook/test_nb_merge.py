@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from nb_strategies import notebooks, sources
 
+from jupyter_hashline.hashline.errors import AnchorError
 from jupyter_hashline.notebook import merge_projection, project_notebook
 from jupyter_hashline.notebook.errors import InvalidNotebookError
 
@@ -98,7 +99,71 @@ def test_a_duplicated_marker_becomes_a_new_cell_with_a_warning() -> None:
     merged, warnings = merge_projection(nb, text, new_id=ids_from())
     assert [c["id"] for c in merged["cells"]] == ["intro", "load", "show", "new1"]
     assert merged["cells"][1] is nb["cells"][1]
-    assert "already used by the marker on line 3" in warnings[0]
+    assert "marker is on line 3" in warnings[0]
+
+
+def test_a_marker_pasted_above_a_cell_never_takes_its_outputs() -> None:
+    # The audit's edit: a line of the first cell replaced by a marker naming a later cell.
+    nb = sample()
+    before = project_notebook(nb)
+    text = edit(nb, "# Title\n", "# %% [code] id=load\n")
+    merged, warnings = merge_projection(nb, text, new_id=ids_from(), before=before)
+    assert [c["id"] for c in merged["cells"]] == ["intro", "new1", "load", "show"]
+    assert merged["cells"][2] is nb["cells"][1]  # outputs, count and metadata where they were
+    assert merged["cells"][1]["outputs"] == [] and merged["cells"][1]["source"] == ""
+    assert "id=load is the id of the cell whose marker is on line 3" in warnings[0]
+    assert "new code cell id=new1 (line 2)" in warnings[0]
+
+
+def test_a_marker_over_another_cells_marker_deletes_that_cell_and_moves_nothing() -> None:
+    nb = sample()
+    before = project_notebook(nb)
+    text = edit(nb, "# %% [code] id=load\n", "# %% [code] id=show\n")
+    merged, warnings = merge_projection(nb, text, new_id=ids_from(), before=before)
+    assert [c["id"] for c in merged["cells"]] == ["intro", "new1", "show"]
+    assert merged["cells"][2] is nb["cells"][2]
+    assert merged["cells"][1]["outputs"] == [] and merged["cells"][1]["execution_count"] is None
+    assert "deleted cell: load" in warnings
+
+
+def test_markers_repeating_an_id_none_of_them_its_own_are_refused() -> None:
+    nb = sample()
+    before = project_notebook(nb)
+    text = edit(nb, "# %% [code] id=show\n", "# %% [markdown] id=show\n")
+    text += "# %% [markdown] id=show\nother\n"
+    with pytest.raises(AnchorError, match=r"id=show on lines 6, 8") as caught:
+        merge_projection(nb, text, new_id=ids_from(), before=before)
+    assert "Nothing was written" in str(caught.value)
+
+
+def test_repeated_unknown_ids_are_new_cells_as_before() -> None:
+    nb = sample()
+    before = project_notebook(nb)
+    text = before + "# %% [code] id=made-up\na\n# %% [code] id=made-up\nb\n"
+    merged, _ = merge_projection(nb, text, new_id=ids_from(), before=before)
+    assert [c["id"] for c in merged["cells"]][3:] == ["new1", "new2"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(nb=notebooks(), data=st.data())
+def test_a_pasted_marker_never_moves_a_cells_data(nb: dict, data: st.DataObject) -> None:
+    """Wherever a copy of a cell's marker lands, that cell keeps its outputs and metadata."""
+    cells = nb["cells"]
+    if not cells or not all(isinstance(c.get("id"), str) for c in cells):
+        return
+    if len({c["id"] for c in cells}) != len(cells):
+        return
+    before = project_notebook(nb)
+    rows = before.split("\n")
+    victim = data.draw(st.sampled_from(cells))
+    marker = next(r for r in rows if r.startswith("# %% [") and r.endswith(f"id={victim['id']}"))
+    at = data.draw(st.integers(1, len(rows) - 1))
+    text = "\n".join([*rows[:at], marker, *rows[at:]])
+    merged, _ = merge_projection(nb, text, new_id=ids_from("zz-new"), before=before)
+    kept = [c for c in merged["cells"] if c.get("id") == victim["id"]]
+    assert len(kept) == 1
+    for key in ("outputs", "execution_count", "metadata", "attachments"):
+        assert kept[0].get(key) == victim.get(key)
 
 
 def test_deleting_a_cell_drops_it_and_says_so() -> None:

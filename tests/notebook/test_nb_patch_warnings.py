@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nbtestkit import analysis, dumps
+from nbtestkit import analysis, dumps, loads
 
 from jupyter_hashline.hashline.memory_fs import InMemoryFilesystem
 from jupyter_hashline.hashline.memory_store import InMemorySnapshotStore
@@ -43,3 +43,26 @@ async def test_lines_seen_before_stay_seen_when_new_cells_get_ids() -> None:
     assert set(range(1, last + 1)) <= seen  # the whole first read, far from the preview
     second = await patcher.apply(f"{section.header}\nreplace 2:\n+# Sales analysis, revised\n")
     assert second.sections[0].written
+
+
+async def test_a_marker_naming_another_cells_id_moves_none_of_its_data() -> None:
+    # The audit's one-line edit: line 2 (the intro's text) becomes a marker naming load-data.
+    # load-data keeps its outputs, execution count and tags; the marker is a new empty cell.
+    inner = InMemoryFilesystem({"a.ipynb": dumps(analysis())})
+    fs = NotebookFilesystem(inner, new_id=lambda: "fresh-cell")
+    patcher = Patcher(fs, InMemorySnapshotStore())
+    read = await patcher.read("a.ipynb")
+    result = await patcher.apply(f"{read.header}\nreplace 2:\n+# %% [code] id=load-data\n")
+    nb = loads(inner.get("a.ipynb"))
+    assert [c["id"] for c in nb["cells"]] == ["intro", "fresh-cell", "load-data", "clean", "plot"]
+    before = loads(dumps(analysis()))["cells"][1]
+    load = nb["cells"][2]
+    assert (load["outputs"], load["execution_count"], load["metadata"]) == (
+        before["outputs"],
+        before["execution_count"],
+        before["metadata"],
+    )
+    assert load["source"] == before["source"]
+    assert nb["cells"][1]["outputs"] == [] and nb["cells"][1]["execution_count"] is None
+    warnings = result.sections[0].warnings
+    assert any("fresh-cell" in w and "id=load-data" in w for w in warnings)

@@ -31,6 +31,7 @@ def test_exported_members() -> None:
         "rebase_lines",
         "restoring_cells",
         "serialize_notebook",
+        "torn_notebook",
     ]
     for name in notebook.__all__:
         assert getattr(notebook, name) is not None

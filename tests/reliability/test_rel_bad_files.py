@@ -196,7 +196,7 @@ async def test_nul_and_lone_surrogates_are_never_written(
     TALLY["inputs tried"] += 2
     for attempt in (
         lambda: patcher.apply(f"{view.header}\ninsert tail:\n+s = '{bad}'\n"),
-        lambda: patcher.write(name, content + f"s = '{bad}'\n"),
+        lambda: patcher.write(name, content + f"s = '{bad}'\n", tag=view.tag),
     ):
         with pytest.raises(NotTextError) as refused:
             await attempt()

@@ -119,7 +119,6 @@ async def test_rest_limits_answer_413_and_touch_nothing(api: Api, jp_root_dir: P
         status, body = await api(route, **kwargs)
         assert (status, body["error"]) == (413, "too_large"), (route, body)
         assert "limit" in body["message"] or "at most" in body["message"]
-        TALLY["requests"] += 1
     assert (jp_root_dir / "nb.ipynb").read_bytes() == before
     assert not (jp_root_dir / "line.py").exists()
 
@@ -130,7 +129,6 @@ async def test_default_body_limit_holds_just_over_16_mib(api: Api, jp_root_dir: 
     status, payload = await api("write", method="POST", raw_body=body)
     assert (status, payload["error"]) == (413, "too_large")
     assert (jp_root_dir / "a.py").read_text() == "a = 1\n"
-    TALLY["requests"] += 1
 
 
 async def test_a_3000_cell_notebook_reads_and_takes_a_one_line_edit(
@@ -146,4 +144,28 @@ async def test_a_3000_cell_notebook_reads_and_takes_a_one_line_edit(
     assert status == 200, body
     saved = nbformat.read(jp_root_dir / "big.ipynb", as_version=4)
     assert saved.cells[-1].source == "x_2999 = -1" and len(saved.cells) == 3_000
-    TALLY["requests"] += 2
+
+
+@pytest.mark.parametrize(
+    "hashline_config", [{"max_edits_per_patch": 5, "max_view_lines": 50}], indirect=True
+)
+async def test_edit_count_and_view_size_limits_answer_413_naming_the_trait(
+    api: Api, jp_root_dir: Path
+) -> None:
+    text = "".join(f"v{n} = {n}\n" for n in range(1, 201))
+    (jp_root_dir / "long.py").write_text(text)
+    status, body = await api("read", params={"path": "long.py"}, expect=413)
+    assert (status, body["error"]) == (413, "too_large")
+    assert (
+        "200 lines, over the limit of 50" in body["message"] and "max_view_lines" in body["message"]
+    )
+    _, part = await api("read", params={"path": "long.py", "offset": "1", "limit": "50"})
+    edits = [{"op": "replace", "start": n, "end": n, "lines": [f"v{n} = 0"]} for n in range(1, 7)]
+    section = {"path": "long.py", "tag": part["tag"], "edits": edits}
+    status, body = await api("patch", method="POST", body={"edits": section}, expect=413)
+    assert (status, body["error"]) == (413, "too_large")
+    assert "6 edit operations, over the limit of 5" in body["message"]
+    assert "max_edits_per_patch" in body["message"]
+    assert (jp_root_dir / "long.py").read_text() == text
+    status, _ = await api("patch", method="POST", body={"edits": {**section, "edits": edits[:5]}})
+    assert status == 200

@@ -104,6 +104,34 @@ def test_concurrent_typing_on_other_lines_survives_the_agent_edit() -> None:
     assert str(person.ycells[0]["source"]) == expected
 
 
+def test_a_cell_with_outputs_is_never_recreated_for_an_edit_of_another_cell() -> None:
+    """The live document holds a stream's text as one string, the file as a list of lines:
+    the same outputs. Seeing them as changed recreated the cell on every agent edit of any
+    other cell, and a person's typing in it at that moment was lost."""
+    stream = {"output_type": "stream", "name": "stdout", "text": "hello\nworld\n"}
+    png = {"output_type": "display_data", "metadata": {},
+           "data": {"text/plain": "<Figure>", "image/png": "iVBORw0KGgo="}}  # fmt: skip
+    base = notebook(
+        code("out", "print(1)", outputs=[stream, png], execution_count=1), code("b", "2")
+    )
+    document = live(base)
+    person = YNotebook(Doc())
+    person.ydoc.apply_update(document.ydoc.get_update())
+    person.ycells[0]["source"].insert(8, "\n# the person types here")
+    target = copy.deepcopy(base)
+    target["cells"][0]["outputs"][0]["text"] = ["hello\n", "world\n"]  # as a file holds it
+    target["cells"][0]["outputs"][1]["data"]["text/plain"] = ["<Figure>"]
+    target["cells"][1]["source"] = "2 + 2"
+    plan = plan_changes(document.get(), target)
+    assert (plan.deletes, plan.inserts, [u.index for u in plan.updates]) == ((), (), [1])
+    apply_to_live(document, document.get(), target, "nb.ipynb")
+    document.ydoc.apply_update(person.ydoc.get_update())
+    assert str(document.ycells[0]["source"]) == "print(1)\n# the person types here"
+    changed = copy.deepcopy(target)
+    changed["cells"][0]["outputs"][0]["text"] = ["other\n"]  # a real change still replaces it
+    assert plan_changes(document.get(), changed).deletes == (0,)
+
+
 def test_one_transaction_with_the_extension_origin() -> None:
     base = notebook(code("c1", "a\n"), code("c2", "b\n"), markdown("m", "# t"))
     document = live(base)

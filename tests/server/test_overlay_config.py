@@ -26,6 +26,9 @@ BASE = HashlineSettings(seen_lines=SeenLinesPolicy.WARN, allowed_paths=("work",)
         ("read_only", True, True),
         ("allow_run", False, False),
         ("allow_run", True, True),  # already allowed: nothing loosens
+        ("allow_overwrite", False, False),
+        ("max_edits_per_patch", 100, 100),
+        ("max_view_lines", 1000, 1000),
     ],
 )
 def test_tightening_keys_apply(key: str, value: object, expected: object) -> None:
@@ -44,6 +47,8 @@ def test_tightening_keys_apply(key: str, value: object, expected: object) -> Non
         ("max_file_bytes", -5, "positive integer"),
         ("max_patch_bytes", True, "positive integer"),
         ("max_patch_bytes", "10", "positive integer"),
+        ("max_edits_per_patch", 10**6, "raise the limit"),
+        ("max_view_lines", 0, "positive integer number of lines"),
         ("allowed_paths", ["elsewhere"], "widen"),
         ("allowed_paths", ["work/../etc"], "widen"),
         ("allowed_paths", [], "whole root"),
@@ -86,6 +91,15 @@ def test_running_cells_can_be_turned_off_never_on() -> None:
     )
     wrong = apply_workspace_overlay(HashlineSettings(), {"allow_run": "no"})
     assert wrong.settings.allow_run is True and "true or false" in wrong.refused[0]
+
+
+def test_overwriting_without_a_tag_can_be_forbidden_never_allowed() -> None:
+    off = HashlineSettings(allow_overwrite=False)
+    merged = apply_workspace_overlay(off, {"allow_overwrite": True})
+    assert merged.settings.allow_overwrite is False and merged.applied == ()
+    assert "without a tag" in merged.refused[0]
+    wrong = apply_workspace_overlay(HashlineSettings(), {"allow_overwrite": "no"})
+    assert wrong.settings.allow_overwrite is True and "true or false" in wrong.refused[0]
 
 
 def test_mixed_overlay_keeps_good_keys_and_reports_each_bad_one() -> None:

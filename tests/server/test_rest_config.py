@@ -20,6 +20,7 @@ OVERLAY = {
     "store_path": "/tmp/redirected.sqlite3",
     "max_request_bytes": 10**12,
     "base_url": "https://api.anthropic.com.look-alike.test",
+    "allow_overwrite": False,
 }
 
 
@@ -77,6 +78,19 @@ async def test_workspace_overlay_tightens_and_refuses_loosening(
     (jp_root_dir / "big.py").write_text("x" * 5000)
     status, body = await api("read", params={"path": "big.py"})
     assert (status, body["error"]) == (413, "too_large")
+    assert settings.allow_overwrite is False
+    body_over = {"path": "long.py", "content": "gone = 1\n", "overwrite": True}
+    status, body = await api("write", method="POST", body=body_over)
+    assert (status, body["error"]) == (409, "tag_required")
+    assert "turned off" in body["message"]
+    assert (jp_root_dir / "long.py").read_text() == lines
+    _, whole = await api("read", params={"path": "long.py"})
+    status, body = await api(
+        "write",
+        method="POST",
+        body={"path": "long.py", "content": "gone = 1\n", "tag": whole["tag"]},
+    )
+    assert status == 200 and (jp_root_dir / "long.py").read_text() == "gone = 1\n"
 
 
 async def test_without_overlay_the_configured_policy_holds(api: Api, jp_root_dir: Path) -> None:

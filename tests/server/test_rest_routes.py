@@ -152,18 +152,56 @@ async def test_write_creates_and_overwrites(api: Api, jp_root_dir: Path) -> None
     )
     assert status == 200 and body["sections"][0]["op"] == "create"
     assert (jp_root_dir / "new.md").read_text() == "# Title\n"
+    created = body["sections"][0]
     status, body = await api(
         "write", method="POST", body={"path": "new.md", "content": "# Other\n"}
     )
+    assert (status, body["error"]) == (409, "tag_required")
+    assert f"Current header: {created['header']}" in body["message"]
+    assert (jp_root_dir / "new.md").read_text() == "# Title\n"
+    status, body = await api(
+        "write",
+        method="POST",
+        body={"path": "new.md", "content": "# Other\n", "tag": created["tag"]},
+        schema="WriteResponse",
+    )
     assert status == 200 and body["sections"][0]["op"] == "update"
     assert (jp_root_dir / "new.md").read_text() == "# Other\n"
+    status, body = await api(
+        "write", method="POST", body={"path": "new.md", "content": "# Third\n", "overwrite": True}
+    )
+    assert status == 200 and (jp_root_dir / "new.md").read_text() == "# Third\n"
+
+
+async def test_a_write_under_a_stale_tag_is_refused_with_the_current_header(
+    api: Api, jp_root_dir: Path
+) -> None:
+    write_notebook(jp_root_dir / "nb.ipynb", "a = 1", outputs=False)
+    _, read = await api("read", params={"path": "nb.ipynb"}, schema="ReadResponse")
+    write_notebook(jp_root_dir / "nb.ipynb", "a = 1", "b = 2  # a person's cell", outputs=False)
+    before = (jp_root_dir / "nb.ipynb").read_bytes()
+    content = "# %% [code]\nreplaced = True\n"
+    status, body = await api(
+        "write", method="POST", body={"path": "nb.ipynb", "content": content, "tag": read["tag"]}
+    )
+    assert (status, body["error"]) == (409, "stale_tag")
+    _, now = await api("read", params={"path": "nb.ipynb"}, schema="ReadResponse")
+    assert f"Current header: {now['header']}" in body["message"]
+    assert (jp_root_dir / "nb.ipynb").read_bytes() == before
+    status, body = await api(
+        "write", method="POST", body={"path": "nb.ipynb", "content": content, "overwrite": 1}
+    )
+    assert (status, body["error"]) == (400, "bad_arguments")
+    assert "`overwrite` must be true or false" in body["message"]
 
 
 async def test_write_errors(api: Api, jp_root_dir: Path) -> None:
     locked = jp_root_dir / "locked.py"
     locked.write_text("keep = 1\n")
     locked.chmod(0o444)
-    status, body = await api("write", method="POST", body={"path": "locked.py", "content": "x\n"})
+    status, body = await api(
+        "write", method="POST", body={"path": "locked.py", "content": "x\n", "overwrite": True}
+    )
     assert (status, body["error"]) == (403, "permission_denied")
     assert locked.read_text() == "keep = 1\n"
     status, body = await api("write", method="POST", body={"path": "n.txt", "content": "a\x00"})

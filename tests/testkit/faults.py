@@ -13,9 +13,9 @@ never through hashline), plus any edit whose outcome the agent never learned (a 
 process: landed or not, never torn); notebooks stay valid; no temporary file is left unless a
 killed process had no chance to clean up. Each trial is one fault, counted once.
 
-`TALLY` counts what the reliability and security tests did (inputs tried and clean errors,
-requests and lost edits; faults come from the trials); as a pytest plugin (listed in the
-top-level conftest) this module prints it at the end of any run that counted something.
+Counts go to the one recorder (recorder.py): `TALLY` is its counter of inputs tried and clean
+errors, each `Trial` records its fault there (judged before anything may raise), and while a
+trial runs, the error answers it provokes are counted as expected ones.
 """
 
 from __future__ import annotations
@@ -36,9 +36,9 @@ import nbformat
 import pytest
 
 from jupyter_hashline.hashline import SqliteSnapshotStore, disk
+from testkit.recorder import RECORDER
 
-TALLY: Counter[str] = Counter()
-TRIALS: dict[str, bool] = {}  # fault -> survived, as the oracle judged it
+TALLY: Counter[str] = RECORDER.counts  # inputs tried / clean errors
 TEMP_SUFFIX = ".hashline-tmp"
 POINTS = ("open", "write", "fsync", "replace")
 ERRNOS = {
@@ -225,9 +225,12 @@ class Trial:
     acknowledged: list[Edit] = field(default_factory=list)
     unknown: list[Edit] = field(default_factory=list)
     verdict: str = ""
+    _injecting: Any = None
 
     def __enter__(self) -> Trial:
         self.before = tree_bytes(self.root)
+        self._injecting = RECORDER.injecting()
+        self._injecting.__enter__()
         return self
 
     def acknowledge(self, *edits: Edit) -> None:
@@ -244,8 +247,10 @@ class Trial:
         error: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        self._injecting.__exit__(None, None, None)
         self.verdict = self.judge()
-        TRIALS[self.name] = not self.verdict
+        RECORDER.fault(self.name, not self.verdict)
+        RECORDER.trial_edits(self.name, len(self.acknowledged), self.verdict)
         if kind is None and self.verdict:
             raise AssertionError(f"fault not survived ({self.name}): {self.verdict}")
 
@@ -320,13 +325,6 @@ def _compare(want: dict[str, Any], final: dict[str, bytes]) -> str:
     return ""
 
 
-_TALLY_ROWS = (
-    ("inputs tried / clean errors", "inputs tried", "inputs clean errors"),
-    ("requests / lost edits", "requests", "lost edits"),
-    ("requests / 5xx answers", "requests", "5xx"),
-)
-
-
 @pytest.fixture
 def fault(request: pytest.FixtureRequest) -> Callable[..., Trial]:
     """`with fault(root, "label") as trial:` one injected fault, judged on the files."""
@@ -337,18 +335,3 @@ def fault(request: pytest.FixtureRequest) -> Callable[..., Trial]:
         return Trial(f"{request.node.nodeid} {label}".strip(), root, leftovers, aside)
 
     return start
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """The reliability tally at the end of a run that counted anything. Faults are judged by
-    the oracle above, one per trial."""
-    if not (TALLY or TRIALS):
-        return
-    terminalreporter.section("reliability tally")
-    survived = sum(TRIALS.values())
-    terminalreporter.write_line(f"{'faults injected / survived':<30} {len(TRIALS):>8} / {survived}")
-    for name, ok in sorted(TRIALS.items()):
-        if not ok:
-            terminalreporter.write_line(f"  not survived: {name}")
-    for label, left, right in _TALLY_ROWS:
-        terminalreporter.write_line(f"{label:<30} {TALLY[left]:>8} / {TALLY[right]}")

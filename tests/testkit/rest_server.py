@@ -14,6 +14,7 @@ import pytest
 from tornado.httpclient import HTTPClientError
 from traitlets.config import Config
 
+from testkit.recorder import RECORDER, Recorder
 from testkit.rest import Api, Fetch, NamedUserProvider, check_schema
 
 
@@ -42,11 +43,18 @@ def hashline_server_config(hashline_config: dict[str, Any]) -> Config:
 
 
 @pytest.fixture
-def api(jp_fetch: Fetch) -> Api:
+def recorder() -> Recorder:
+    """Where `api` counts its answers: the run's one recorder (a meta-test passes its own)."""
+    return RECORDER
+
+
+@pytest.fixture
+def api(jp_fetch: Fetch, recorder: Recorder) -> Api:
     """Call `hashline/<route>`; returns (status, JSON body) for successes and errors alike.
 
-    Every body is checked against the REST schema: errors against ErrorResponse, successes
-    against the definition named by `schema`.
+    Every answer is counted by the recorder first (`expect`: error statuses the test means to
+    provoke); then every body is checked against the REST schema: errors against
+    ErrorResponse, successes against the definition named by `schema`.
     """
 
     async def call(
@@ -58,6 +66,7 @@ def api(jp_fetch: Fetch) -> Api:
         raw_body: bytes | None = None,
         schema: str | None = None,
         headers: dict[str, str] | None = None,
+        expect: int | tuple[int, ...] = (),
     ) -> tuple[int, dict[str, Any]]:
         kwargs: dict[str, Any] = {"method": method, "params": params, "headers": headers}
         if method == "POST":
@@ -66,9 +75,11 @@ def api(jp_fetch: Fetch) -> Api:
             response = await jp_fetch("hashline", *route.split("/"), **kwargs)
         except HTTPClientError as err:
             assert err.response is not None
+            recorder.answer(route, err.code, expect=expect)  # counted before any check
             payload = json.loads(err.response.body)
             check_schema("ErrorResponse", payload)
             return err.code, payload
+        recorder.answer(route, response.code, expect=expect)
         payload = json.loads(response.body)
         if schema is not None:
             check_schema(schema, payload)

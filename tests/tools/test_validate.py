@@ -73,3 +73,28 @@ def test_every_mistake_names_the_field_and_what_to_send(
     assert message in text and text.startswith(f"Bad arguments for {name}: ")
     assert "not supported between" not in text and "Nothing was changed" in text
     assert raised.value.kind == "bad_arguments" and raised.value.status == 400
+
+
+@pytest.mark.parametrize("path", ["a\nb.py", "tab\there.ipynb", "nul\x00.py", "bad\udb0f.py"])
+@pytest.mark.parametrize("tool", ["notebook_read", "notebook_write", "notebook_outputs"])
+def test_paths_with_control_characters_or_lone_surrogates_are_refused(tool: str, path: str) -> None:
+    """A line break in a path would split the `[path#TAG]` header of every reply (a REST fuzz
+    created such a file through notebook_write)."""
+    arguments = {"path": path, "content": "x\n", "cell": "c"}
+    spec = spec_for(tool)
+    assert spec is not None
+    wanted = {f.name: arguments[f.name] for f in spec.fields if f.required}
+    with pytest.raises(BadArgumentsError, match=r"`path` contains .* control characters"):
+        request(tool, wanted)
+    assert request("notebook_read", {"path": "ünïcode ok/€.py"}).path == "ünïcode ok/€.py"
+
+
+def test_write_flags_are_booleans_in_json_and_true_or_false_in_a_query() -> None:
+    write = request("notebook_write", {"path": "a", "content": "", "overwrite": True})
+    assert write.overwrite is True and write.tag is None
+    query = request(
+        "notebook_write", {"path": "a", "content": "", "overwrite": "false"}, Source.QUERY
+    )
+    assert query.overwrite is False
+    with pytest.raises(BadArgumentsError, match="`overwrite` must be true or false"):
+        request("notebook_write", {"path": "a", "content": "", "overwrite": "yes"})
