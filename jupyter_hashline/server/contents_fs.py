@@ -462,8 +462,15 @@ def _stock_class(cls: type) -> bool:
     return cls in _STOCK_MANAGERS
 
 
+_OWN_WAYS = ("save", "get", "atomic_writing", "_save_file", "_save_notebook", "_read_file")
+"""Methods that, replaced on a manager instance, make it store files its own way."""
+
+
 def _storage_kind(cm: Any) -> str | None:
-    """`_STOCK`, `_JUPYTEXT` (jupytext's manager over a stock one) or None (anything else)."""
+    """`_STOCK`, `_JUPYTEXT` (jupytext's manager over a stock one) or None (anything else,
+    including a stock manager with one of its storing methods replaced on the instance)."""
+    if any(name in vars(cm) for name in _OWN_WAYS):
+        return None
     cls = type(cm)
     if _stock_class(cls):
         return _STOCK

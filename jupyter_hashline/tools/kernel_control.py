@@ -31,8 +31,9 @@ FOREIGN = (
 )
 
 QUEUED = (
-    "cells queued behind it in this kernel (a person's next cells) are dropped too: the kernel "
-    "aborts its queue after an interrupt or restart; tell the person to run them again"
+    "cells queued behind it in this kernel (a person's next cells) may be dropped too: the "
+    "kernel aborts what is queued when the stopped cell ends in an error, or on a restart; tell "
+    "the person to check them and run them again"
 )
 
 

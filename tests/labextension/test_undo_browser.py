@@ -150,13 +150,15 @@ def test_follow_scrolls_the_notebook_to_the_cell_an_agent_edits(
             page.keyboard.press("Control+Shift+C")
             page.keyboard.type("Follow Agent Edits")
             page.keyboard.press("Enter")
+            # the palette closes once the toggle ran: only then may the agent's edit arrive
+            expect(page.locator("#modal-command-palette")).to_be_hidden(timeout=30_000)
             read = rest.call("GET", "hashline/read?path=long.ipynb", agent="claude-code")
             line = re.search(r"^(\d+):step_35 = 35$", read["view"], re.M)
             assert line is not None
             patch = f"{read['header']}\nreplace {line.group(1)}:\n+step_35 = 350  # agent\n"
             rest.call("POST", "hashline/patch", {"patch": patch}, agent="claude-code")
             followed = page.locator(".jp-Notebook .jp-Cell", has_text="step_35 = 350  # agent")
-            expect(followed).to_be_in_viewport()
-            expect(first).not_to_be_in_viewport()
+            expect(followed).to_be_in_viewport(timeout=30_000)
+            expect(first).not_to_be_in_viewport(timeout=30_000)
         finally:
             browser.close()

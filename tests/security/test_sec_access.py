@@ -159,6 +159,8 @@ POST_BODIES = {
     "patch": {"patch": "[inside.py#0000]\ninsert tail:\n+x\n"},
     "write": {"path": "xsrf.py", "content": "written = 1\n"},
     "run": {"path": "inside.ipynb", "tag": "0000", "cells": ["c"]},
+    "eval": {"path": "inside.ipynb", "code": "open('/etc/passwd').read()"},
+    "kernel": {"path": "inside.ipynb", "action": "restart"},
     "revert": {"agent": "someone", "since_ms": 0},
     "sessions": {"id": "s1", "snapshot": {"zones": {}, "cache": {}, "audit": [], "edits": []}},
 }
