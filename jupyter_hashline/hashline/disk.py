@@ -339,5 +339,6 @@ def _write_failed(path: str, err: OSError) -> WriteFailedError:
     if err.errno == errno.ENOSPC:
         reason += " (the disk is full)"
     return WriteFailedError(
-        f"Could not write {path}: {reason}. The file is unchanged: its previous content is intact."
+        f"Could not write {path}: {reason}. Nothing was changed: the file is unchanged, its "
+        "previous content intact."
     )
