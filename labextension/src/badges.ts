@@ -27,6 +27,9 @@ import type { ActivityResponse } from './rest-types';
 
 const BADGE = 'jp-hashline-badge';
 
+/** While following, how often the badges re-fetch the activity besides its events. */
+const FOLLOW_POLL_MS = 5000;
+
 export interface BadgeOptions {
   tracker: INotebookTracker;
   activity(): Promise<ActivityResponse>;
@@ -44,8 +47,22 @@ export class CellBadges {
     _options.tracker.forEach(panel => this._watch(panel));
   }
 
-  /** Scroll the current notebook to the cell each new agent edit touches. */
-  follow = false;
+  /** Scroll the current notebook to the cell each new agent edit touches: every edit newer
+   *  than the newest one known when following was turned on, each once. */
+  get follow(): boolean {
+    return this._follow;
+  }
+
+  set follow(on: boolean) {
+    this._follow = on;
+    this._followAfter = on ? (this._edits[0]?.id ?? 0) : 0;
+    // Events drive the badges; while following, a slow poll also catches an edit whose event
+    // was missed (the event connection still opening, or dropped).
+    window.clearInterval(this._followPoll);
+    this._followPoll = on
+      ? window.setInterval(() => void this.refresh(), FOLLOW_POLL_MS)
+      : undefined;
+  }
 
   /** Fetch the activity and put every open notebook's badges in step with it. */
   async refresh(): Promise<void> {
@@ -60,14 +77,12 @@ export class CellBadges {
 
   private _followNewest(): void {
     const newest = this._edits[0];
-    const seen = this._newestSeen;
-    this._newestSeen = newest?.id ?? 0; // null until the first load: no scroll for old edits
     const panel = this._options.tracker.currentWidget;
     if (
-      !this.follow ||
+      !this._follow ||
       !newest ||
-      newest.id === seen ||
-      seen === null ||
+      newest.id <= this._followAfter ||
+      newest.id === this._lastFollowed ||
       !panel
     ) {
       return;
@@ -79,6 +94,7 @@ export class CellBadges {
       c => c.model.id === newest.cells[0]
     );
     if (index >= 0) {
+      this._lastFollowed = newest.id;
       void panel.content.scrollToItem(index, 'center');
     }
   }
@@ -166,7 +182,10 @@ export class CellBadges {
   }
 
   private _edits: readonly ActivityEdit[] = [];
-  private _newestSeen: number | null = null;
+  private _follow = false;
+  private _followPoll: number | undefined = undefined;
+  private _followAfter = 0; // the newest edit known when following was turned on
+  private _lastFollowed = 0;
   private readonly _cleared = new Set<string>();
   private readonly _now: () => number;
 }
