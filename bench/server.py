@@ -228,17 +228,19 @@ def latency_case(server: LocalServer, repeats: int) -> Comparison:
 
 class PersonSaves:
     """A person saving the notebook through the contents API (as JupyterLab does) between two
-    edits: GET the model, change their own cell, PUT it back. Untimed."""
+    edits: GET the model, change their own cells (one, or several far apart), PUT it back.
+    Untimed."""
 
-    def __init__(self, client: Client, path: str, cell: int) -> None:
-        self.client, self.url, self.cell, self.count = client, f"/api/contents/{path}", cell, 0
+    def __init__(self, client: Client, path: str, *cells: int) -> None:
+        self.client, self.url, self.cells, self.count = client, f"/api/contents/{path}", cells, 0
 
     def save(self) -> None:
         self.count += 1
         status, model = self.client.request("GET", f"{self.url}?content=1&type=notebook")
         assert status == 200, model
         nb = model["content"]
-        nb["cells"][self.cell]["source"] += f"\n# saved by a person {self.count}"
+        for cell in self.cells:
+            nb["cells"][cell]["source"] += f"\n# saved by a person {self.count}"
         status, body = self.client.request(
             "PUT", self.url, {"type": "notebook", "format": "json", "content": nb}
         )

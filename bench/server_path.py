@@ -44,7 +44,7 @@ import nbformat
 
 from bench.harness import RESULTS_DIR, Comparison, compare, parse_args, report
 from bench.notebook import largest_corpus_notebook
-from bench.server import Client, LocalServer, make_notebook
+from bench.server import Client, ContentsPeer, LocalServer, PersonSaves, make_notebook
 
 PING_EVERY_S = 0.005
 
@@ -107,12 +107,11 @@ class Stalls:
 
 @dataclass
 class Target:
-    """A notebook copied twice into the server root (one per contender), the cell both edit
-    and the two cells far apart the person changes between edits."""
+    """A notebook copied twice into the server root (one per contender), the index of the cell
+    both edit and the two cells far apart the person changes between edits."""
 
     name: str
-    cell: str  # the display id of the cell the agent edits
-    index: int  # its index in the notebook
+    index: int
     person: tuple[int, int]
 
 
@@ -131,7 +130,7 @@ def prepare(root: Path, name: str, source: Path) -> Target:
         shutil.copyfile(source, root / f"{name}-{who}.ipynb")
     far = max(index + 1, len(nb.cells) - 2)
     near = 0 if index else min(len(nb.cells) - 1, 1)
-    return Target(name, "", index, (near, far))
+    return Target(name, index, (near, far))
 
 
 class RestAgent:
@@ -154,43 +153,6 @@ class RestAgent:
             {"patch": f"{view['header']}\nreplace {number}:\n+edited_{self.count} = 1\n"},
         )
         assert status == 200 and body["sections"][0]["op"] == "update", body
-
-
-class ContentsPeer:
-    """Jupyter's own round trip: GET the model, replace the cell's first line, PUT it back."""
-
-    def __init__(self, client: Client, path: str, index: int) -> None:
-        self.client, self.url, self.index, self.count = client, f"/api/contents/{path}", index, 0
-
-    def step(self) -> None:
-        self.count += 1
-        status, model = self.client.request("GET", f"{self.url}?content=1&type=notebook")
-        assert status == 200, model
-        cell = model["content"]["cells"][self.index]
-        lines = cell["source"].split("\n")
-        cell["source"] = "\n".join([f"edited_{self.count} = 1", *lines[1:]])
-        status, body = self.client.request(
-            "PUT", self.url, {"type": "notebook", "format": "json", "content": model["content"]}
-        )
-        assert status == 200, body
-
-
-class PersonSaves:
-    """A person saving through the contents API between edits: two cells far apart change."""
-
-    def __init__(self, client: Client, path: str, cells: tuple[int, int]) -> None:
-        self.client, self.url, self.cells, self.count = client, f"/api/contents/{path}", cells, 0
-
-    def save(self) -> None:
-        self.count += 1
-        status, model = self.client.request("GET", f"{self.url}?content=1&type=notebook")
-        assert status == 200, model
-        for index in self.cells:
-            model["content"]["cells"][index]["source"] += f"\n# saved by a person {self.count}"
-        status, body = self.client.request(
-            "PUT", self.url, {"type": "notebook", "format": "json", "content": model["content"]}
-        )
-        assert status == 200, body
 
 
 @dataclass
@@ -228,7 +190,7 @@ def measure(
 ) -> Row:
     agent = RestAgent(server.client(), f"{target.name}-rest.ipynb", target.index)
     peer = ContentsPeer(server.client(), f"{target.name}-peer.ipynb", target.index)
-    people = [PersonSaves(server.client(), f"{target.name}-{w}.ipynb", target.person)
+    people = [PersonSaves(server.client(), f"{target.name}-{w}.ipynb", *target.person)
               for w in ("rest", "peer")]  # fmt: skip
     ours, jupyters = Stalls(), Stalls()
     comparison = compare(
@@ -240,6 +202,8 @@ def measure(
         prepare=(people[0].save, people[1].save),
     )
     ours.worst_s, jupyters.worst_s = ours.worst_s[1:], jupyters.worst_s[1:]  # not the warm-up
+    if peer.failures:
+        raise RuntimeError(f"{peer.failures} of Jupyter's GET+PUT round trips failed")
     return Row(comparison, ours, jupyters, stall_target_ms)
 
 

@@ -184,8 +184,8 @@ def _same_bytes(
             continue
         if where is None:
             where = {}
-            for k in range(len(old_bytes) - 1, -1, -1):
-                where.setdefault(old_bytes[k], []).insert(0, k)
+            for k, old in enumerate(old_bytes):
+                where.setdefault(old, []).append(k)
         later = [k for k in where.get(data, ()) if k >= at]
         if later:
             kept[n] = later[0]

@@ -307,16 +307,14 @@ class ContentsFilesystem(Filesystem, ByteStorage):
         if data is None:
             with contents_errors(resolved, writing=False):
                 data = await self._local_disk().read_bytes(resolved)
-        if len(data) > self._max_file_bytes:
-            self._check_size(resolved, data.decode("utf-8", "replace"))
+        self._check_byte_size(resolved, len(data))
         previous = self._previous_if_torn(resolved, data)
         return data if previous is None else previous
 
     async def write_bytes(self, path: str, data: bytes) -> None:
         resolved = self.resolve(path)
         self._check_writable(resolved)
-        if len(data) > self._max_file_bytes:
-            self._check_size(resolved, data.decode("utf-8", "replace"))
+        self._check_byte_size(resolved, len(data))
         cm = self._cm
         with contents_errors(resolved, writing=True):
             await self._local_disk().write_bytes(resolved, data)
@@ -420,8 +418,12 @@ class ContentsFilesystem(Filesystem, ByteStorage):
                 )
 
     def _check_size(self, path: str, text: str) -> None:
+        if len(text) > self._max_file_bytes // 4:
+            self._check_byte_size(path, len(text.encode("utf-8", "surrogatepass")))
+
+    def _check_byte_size(self, path: str, size: int) -> None:
         limit = self._max_file_bytes
-        if len(text) > limit // 4 and len(text.encode("utf-8", "surrogatepass")) > limit:
+        if size > limit:
             raise TooLargeError(
                 f"{path} is larger than this server's file limit ({limit} bytes); "
                 "it cannot be read or edited through hashline."

@@ -360,27 +360,20 @@ class ActivityLog:
         """Add one applied edit and return its record."""
         diff = unified_diff(path, before, after, self._max_diff_chars)
         cells = touched_cells(before, after) if path.endswith(".ipynb") else ()
-        with self._lock:
-            entry = ActivityRecord(
-                id=self._next_id,
-                path=path,
-                op=op,
-                at_ms=self._clock_ms(),
-                who=who,
-                source=source,
-                header_before=f"[{path}#{section_tag(before)}]",
-                header_after=f"[{path}#{section_tag(after)}]",
-                diff=diff,
-                warnings=tuple(warnings),
-                cells=cells,
-                notes=tuple(notes),
-                reverts=tuple(reverts),
-                undo=undo,
-            )
-            self._next_id += 1
-            self._records.append(entry)
-        self._announce(entry)
-        return entry
+        return self._add(
+            path=path,
+            op=op,
+            who=who,
+            source=source,
+            header_before=f"[{path}#{section_tag(before)}]",
+            header_after=f"[{path}#{section_tag(after)}]",
+            diff=diff,
+            warnings=tuple(warnings),
+            cells=cells,
+            notes=tuple(notes),
+            reverts=tuple(reverts),
+            undo=undo,
+        )
 
     def record_run(
         self,
@@ -394,46 +387,41 @@ class ActivityLog:
     ) -> ActivityRecord:
         """Add one run of cells of notebook `path` and return its record."""
         entries = tuple(runs)
-        with self._lock:
-            entry = ActivityRecord(
-                id=self._next_id,
-                path=path,
-                op="run",
-                at_ms=self._clock_ms(),
-                who=who,
-                source="run",
-                header_before=header_before,
-                header_after=header_after,
-                diff="",
-                warnings=tuple(warnings),
-                cells=tuple(run.cell for run in entries),
-                runs=entries,
-            )
-            self._next_id += 1
-            self._records.append(entry)
-        self._announce(entry)
-        return entry
+        return self._add(
+            path=path,
+            op="run",
+            who=who,
+            source="run",
+            header_before=header_before,
+            header_after=header_after,
+            diff="",
+            warnings=tuple(warnings),
+            cells=tuple(run.cell for run in entries),
+            runs=entries,
+        )
 
     def record_eval(
         self, *, path: str, who: str, header: str, code: str, runs: Iterable[RunEntry]
     ) -> ActivityRecord:
         """Add one evaluation of `code` in notebook `path`'s kernel (nothing changed in the
         file): op `run`, source `eval`, the code as the diff."""
+        return self._add(
+            path=path,
+            op="run",
+            who=who,
+            source="eval",
+            header_before=header,
+            header_after=header,
+            diff=code,
+            warnings=(),
+            cells=(),
+            runs=tuple(runs),
+        )
+
+    def _add(self, **fields: Any) -> ActivityRecord:
+        """Store a new record (the next id, stamped now) and tell the listeners."""
         with self._lock:
-            entry = ActivityRecord(
-                id=self._next_id,
-                path=path,
-                op="run",
-                at_ms=self._clock_ms(),
-                who=who,
-                source="eval",
-                header_before=header,
-                header_after=header,
-                diff=code,
-                warnings=(),
-                cells=(),
-                runs=tuple(runs),
-            )
+            entry = ActivityRecord(id=self._next_id, at_ms=self._clock_ms(), **fields)
             self._next_id += 1
             self._records.append(entry)
         self._announce(entry)
