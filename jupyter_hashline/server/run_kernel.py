@@ -291,6 +291,9 @@ class ServerKernelRunner:
             notes = ("sent an interrupt to the kernel",)
         elif action is KernelAction.RESTART:
             await ensure_async(self.kernel_manager.restart_kernel(kernel_id))
+            known = self._kernels.get(kernel_id)
+            if known is not None:  # its connection was to the old process: connect afresh
+                known.drop_client()
             notes = (f"restarted the {name} kernel: variables defined before are gone",)
         return KernelState(api, name, self._language(name), state, notes)
 
