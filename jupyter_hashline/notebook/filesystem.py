@@ -179,10 +179,12 @@ class NotebookFilesystem(Filesystem):
             return WriteResult(self._view(planned))
         written, reports = planned
         base = current.nb if current is not None else None
-        landed, write_notes = await self._write_notebook(path, written, base)
-        view = await offloaded(size, lambda: self._view(self._landed(path, written, landed)))
+        landed = await self._write_notebook(path, written, base)
+        data = _landed_bytes(written, landed)
+        view = await offloaded(size, lambda: self._view(self._landed(path, written, data)))
         notes, warnings = split_notes(reports)
-        return WriteResult(view, (*warnings, *write_notes), notes)
+        said = landed or WriteResult("")
+        return WriteResult(view, (*warnings, *said.warnings), (*notes, *said.notes))
 
     def _planned(
         self, path: str, current: LoadedNotebook | None, content: str
@@ -288,9 +290,10 @@ class NotebookFilesystem(Filesystem):
             written, notes = self._serialize(path, current, merged, match)
             splice_views(current, written)
             notes = (*notes, *_invalid_notes(path, written, problem))
-        landed, write_notes = await self._write_notebook(path, written, current.nb)
-        loaded = self._landed(path, written, landed)
-        return WriteResult(self._view(loaded), (*warnings, *notes, *write_notes))
+        landed = await self._write_notebook(path, written, current.nb)
+        loaded = self._landed(path, written, _landed_bytes(written, landed))
+        said = landed or WriteResult("")
+        return WriteResult(self._view(loaded), (*warnings, *notes, *said.warnings), said.notes)
 
     # -- optional engine capabilities ----------------------------------------------------------
 
@@ -368,19 +371,18 @@ class NotebookFilesystem(Filesystem):
 
     async def _write_notebook(
         self, path: str, written: LoadedNotebook, base: Mapping[str, Any] | None
-    ) -> tuple[bytes, tuple[str, ...]]:
-        """Write a notebook (its bytes, or the notebook itself to a `NotebookStorage`); the
-        bytes as they landed and the storage's notes."""
+    ) -> WriteResult | None:
+        """Write a notebook (its bytes, or the notebook itself to a `NotebookStorage`): what
+        the storage says landed, or None when the bytes landed as they are."""
         data = written.raw
         if isinstance(self.inner, NotebookStorage):
             stored = await self.inner.write_notebook(path, written.nb, data, base)
             if stored is not None:
-                return stored.text.encode("utf-8", "surrogatepass"), stored.warnings
+                return stored
         if await self._as_bytes(path):
             await self.inner.write_bytes(path, data)
-            return data, ()
-        landed = await self._inner_write(path, data.decode("utf-8"))
-        return landed.text.encode("utf-8", "surrogatepass"), landed.warnings
+            return None
+        return await self._inner_write(path, data.decode("utf-8"))
 
     async def _read(self, path: str) -> LoadedNotebook:
         raw, text = await self._fetch(path)
@@ -554,6 +556,11 @@ class NotebookFilesystem(Filesystem):
                 "written. Nothing was written. Repair it (e.g. open and save it in JupyterLab, "
                 "or restore it from version control), then read it again."
             )
+
+
+def _landed_bytes(written: LoadedNotebook, landed: WriteResult | None) -> bytes:
+    """The bytes a notebook write landed: the storage's text, else the bytes written."""
+    return written.raw if landed is None else landed.text.encode("utf-8", "surrogatepass")
 
 
 def _invalid_notes(path: str, written: LoadedNotebook, problem: str | None) -> tuple[str, ...]:

@@ -152,7 +152,7 @@ def build_service(
         NotebookFilesystem(contents, projection=settings.projection, layout=settings.layout)
         if rooms is None
         else LiveNotebookFilesystem(
-            LiveContentsFilesystem(contents, rooms),
+            LiveContentsFilesystem(contents, rooms, wait_for_save=settings.live_save == "wait"),
             projection=settings.projection,
             layout=settings.layout,
         )
