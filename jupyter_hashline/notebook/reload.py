@@ -44,6 +44,7 @@ from .loading import (
     version_flags,
 )
 from .validation import structure_problem
+from .validity import carry_validity
 
 __all__ = ["reload_notebook"]
 
@@ -115,9 +116,11 @@ def _new_cells(
     new_layout = None
     if found.spans is not None:
         new_layout = _spliced(layout, stretch, found, survey, len(raw) - len(old.raw))
-    return LoadedNotebook(
+    loaded = LoadedNotebook(
         raw, nb, layout=new_layout, survey=survey, top_level=old.top_level_problem()
     )
+    carry_validity(old, loaded, parsed)
+    return loaded
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,8 @@ from jupyter_hashline.notebook import NotebookFilesystem, load_notebook, seriali
 from jupyter_hashline.notebook.loading import LoadedNotebook, splice_views
 from jupyter_hashline.notebook.reload import reload_notebook
 from jupyter_hashline.notebook.serialize import cell_json
+from jupyter_hashline.notebook.validation import known_problem
+from jupyter_hashline.notebook.validity import SCHEMA_VIEW, current_problem
 
 CHANGES = ("source", "outputs", "metadata", "insert", "delete", "move", "top", "indent")
 
@@ -97,12 +99,14 @@ def test_reloading_by_what_changed_equals_loading_the_whole_file(
 ) -> None:
     old = load_notebook(serialize_notebook(nb).encode("utf-8"))
     assert old.projection  # a version the reader saw
+    current_problem(old)  # and whose validity a write found
     new_nb, canonical = changed(nb, data)
     raw = as_bytes(new_nb, canonical)
     got = reload_notebook(old, raw, "nb.ipynb")
     if got is None:
         return
     assert_same(got, load_notebook(raw))
+    assert current_problem(got) == known_problem(got.nb)
     assert_exact_layout(got)
     again = reload_notebook(got, as_bytes(changed(new_nb, data)[0], True), "nb.ipynb")
     if again is not None:  # a chain of versions stays exact
@@ -245,3 +249,19 @@ def test_cells_with_the_same_bytes_are_matched_in_order() -> None:
         assert got is not None, change
         assert_same(got, load_notebook(raw))
         assert_exact_layout(got)
+
+
+def test_a_reload_carries_validity_only_through_cells_that_pass_the_screen() -> None:
+    nb = many_cells(50)
+    old = load_notebook(serialize_notebook(nb).encode("utf-8"))
+    assert current_problem(old) is None
+    fine, broken = copy.deepcopy(nb), copy.deepcopy(nb)
+    fine["cells"][30]["source"] = "still valid"
+    del broken["cells"][30]["outputs"]  # a code cell without outputs breaks the schema
+    got = reload_notebook(old, serialize_notebook(fine).encode("utf-8"), "nb.ipynb")
+    assert got is not None
+    assert got.cached_view(SCHEMA_VIEW, "unknown") is None  # known without a screen
+    bad = reload_notebook(old, serialize_notebook(broken).encode("utf-8"), "nb.ipynb")
+    assert bad is not None
+    assert bad.cached_view(SCHEMA_VIEW, "unknown") == "unknown"
+    assert current_problem(bad) is not None and "outputs" in str(current_problem(bad))
