@@ -30,6 +30,8 @@ def check_story(out: str) -> None:
     assert "+++ sales_analysis.ipynb (after)" in out and "+## Totals by region" in out
     assert "Three zones: prefix" in out and "Rebuild audit: no rebuilds" in out
     assert "Cache: hit ratio" in out and "misses: 0 (none)" in out
+    assert "reusable: what it could have" in out  # every column of the table is explained
+    assert ", reusable " in out and "expected" not in out
     act = out[out.index("Act 2:") :]
     assert "image attached: cell " in act and "output [1], image/png 640x320" in act
     assert "image content for the agent (" in act and ": 3 blue bars on white" in act
