@@ -22,7 +22,7 @@ help:
 	@echo "make bench-full  every benchmark, full repeats, peers installed and run beside"
 	@echo "make dist     the sdist and the wheel (prebuilt sidebar inside) in dist/, checked by twine"
 	@echo "make hooks    install the pre-commit hooks into .git"
-	@echo "make docs     build the documentation site into docs/_build/html (offline, warnings are errors)"
+	@echo "make docs     build the documentation site into docs/_build/html (offline, warnings are errors, links checked)"
 	@echo "make screenshots  regenerate the panel and sidebar screenshots the docs show (Chromium)"
 	@echo "make labextension  build the JupyterLab sidebar (needs Node and npm)"
 
@@ -120,8 +120,11 @@ test: dev lint lint-ts docs browser hub-proxy
 
 # The documentation site: Sphinx with MyST and the PyData theme. The reference pages are
 # generated from the code at build time; nothing is fetched, and any warning fails the build.
+# -E: a fresh environment, so every page's navigation follows a toctree change (about 5 s).
+# Then every link inside the site is checked, offline (scripts/check_docs_links.py).
 docs: $(VENV)/.installed
-	$(BIN)/sphinx-build -W --keep-going -q -b html docs docs/_build/html
+	$(BIN)/sphinx-build -W --keep-going -E -q -b html docs docs/_build/html
+	$(BIN)/python scripts/check_docs_links.py docs/_build/html
 
 # The screenshots the docs show are committed files, taken from a real browser: the zones
 # panel of examples/panel_demo.ipynb and JupyterLab with the first example run and the sidebar
