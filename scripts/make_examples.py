@@ -185,7 +185,9 @@ did not change, it lands there, wherever they moved (recovered). When the person
 very line the agent edits, the edit is rejected, nothing is written, and the reply tells the
 agent what to re-read. Nobody's edit is lost.
 
-Everything runs offline against the provider simulator, on a copy in `scratch/`.
+Everything runs offline against the provider simulator, on a fresh copy of the sample
+notebook in `scratch/` (the sample as shipped, not `sales_analysis.ipynb` as you may have
+edited it: the story's checks expect the lines it knows).
 """,
     ),
     code(
@@ -205,7 +207,7 @@ from jupyter_hashline.demo import (
 )
 
 NOTEBOOK = "scratch/sales_stale.ipynb"
-before = copy_sample(NOTEBOOK, source="sales_analysis.ipynb")
+before = copy_sample(NOTEBOOK)  # the sample as shipped, whatever you did to sales_analysis
 
 
 def person_saves(change):
