@@ -64,6 +64,7 @@ from jupyter_hashline.demo import (
     notebook_diff,
     run_and_show,
     sales_agent_script,
+    shut_down_kernels,
 )
 
 NOTEBOOK = "scratch/sales_agent.ipynb"
@@ -164,12 +165,14 @@ notebook `%load_ext jupyter_hashline` gives `%hashline zones` and `%hashline cac
 
 The diff of the notebook's cell-marked text, before and after the agent's edits. The cells the
 agent did not touch kept their ids, outputs and metadata. Closing the session shuts down the
-kernel it started (in JupyterLab, the notebook's kernel belongs to the server and stays).
+kernel it started; in JupyterLab its runs used the server's kernel of the scratch copy, which
+`shut_down_kernels` ends (this notebook keeps its own kernel).
 """,
     ),
     code(
         "diff",
-        "await session.aclose()\nsimulator.stop()\nprint(notebook_diff(before, NOTEBOOK))",
+        "await session.aclose()\nshut_down_kernels(NOTEBOOK)\nsimulator.stop()\n"
+        "print(notebook_diff(before, NOTEBOOK))",
     ),
 ]
 
@@ -399,6 +402,7 @@ from jupyter_hashline.demo import (
     STORY_PROMPTS,
     copy_sample,
     sales_agent_script,
+    shut_down_kernels,
 )
 
 
@@ -415,6 +419,7 @@ async def run_story(name, system=DEFAULT_SYSTEM, compact_after=None):
                 await session.run_turn(prompt)
                 if number == compact_after:
                     session.compact("The agent read the notebook and added a region section.")
+    shut_down_kernels(notebook)  # in JupyterLab the runs used the server's kernel of the copy
     return session
 """,
     ),
