@@ -8,7 +8,7 @@ Invariants:
 - Only the sentence about the session is replaced: the engine's verdict, "Nothing was
   written/ran", the current header and the rows it shows reach the user unchanged.
 - The command suggested is runnable as printed: the same global options as the failed command,
-  then `read PATH`.
+  then `read PATH`; a token is never printed (the line says to add it when one was given).
 """
 
 from __future__ import annotations
@@ -93,5 +93,6 @@ def unknown_tag(args: argparse.Namespace, text: str) -> str:
     said = _NOT_FROM_SESSION.sub(explain, text)
     for path in dict.fromkeys(paths):
         command = shlex.join([PROG, *global_options(args), "read", path])
-        said += f"\nOn the command line, read it first: {command}"
+        token = " (with your --token, or $JUPYTER_TOKEN set)" if args.token else ""
+        said += f"\nOn the command line, read it first: {command}{token}"
     return said

@@ -13,9 +13,11 @@ import sys
 from pathlib import Path
 
 import nbformat
+import pytest
 from testkit.scenario import NOTEBOOK, header_of
 
 import jupyter_hashline
+from bench.server import TOKEN, LocalServer
 from jupyter_hashline.cli import REJECTION_KINDS
 from jupyter_hashline.cli.tools import REFUSALS
 from jupyter_hashline.hashline import HashlineError
@@ -127,3 +129,16 @@ def test_rejection_kinds_come_from_the_error_tree() -> None:
     others = _below(HashlineError) - refusals
     assert not {cls.kind for cls in others} & REJECTION_KINDS
     assert "patch_syntax" not in REJECTION_KINDS and "stale_cells" in REJECTION_KINDS
+
+
+@pytest.mark.slow
+def test_an_unknown_tag_through_a_server_names_the_server(root: Path, tmp_path: Path) -> None:
+    with LocalServer(root, tmp_path / "home") as server:
+        url = f"http://127.0.0.1:{server.port}/"
+        edit = f"[{NOTEBOOK}#ABCD]\ninsert tail:\n+# end\n"  # a tag no read issued
+        done = cli(root, "--server", url, "--token", TOKEN, "patch", stdin=edit)
+    assert done.returncode == 1 and "not from this session" not in done.stderr
+    assert f"#ABCD is not a tag the Jupyter server {url} holds for {NOTEBOOK}" in done.stderr
+    command = f"jupyter-hashline --server {url} read {NOTEBOOK}"
+    assert f"read it first: {command} (with your --token" in done.stderr
+    assert TOKEN not in done.stderr

@@ -85,10 +85,21 @@ def test_the_rest_reference_says_each_thing_once_and_where_parameters_go(site: P
     assert "where-the-token-comes-from" in (site / "reference/generated/rest.html").read_text()
 
 
+OVERFLOWING_CONTENTS = """() => {
+    const column = document.querySelector(".bd-sidebar-secondary");
+    if (!column) return [];
+    const right = column.getBoundingClientRect().right;
+    return [...column.querySelectorAll(".toc-entry a")]
+        .filter((a) => a.getBoundingClientRect().right > right + 1)
+        .map((a) => a.textContent.trim());
+}"""
+"""The entries of a page's "On this page" column that run past its right edge."""
+
+
 @pytest.mark.browser
 def test_every_screenshot_is_shown_at_its_own_size(site: Path, chromium_path: str) -> None:
     """A screenshot scaled down by the page is illegible: each is at most 10% wider than the
-    column that shows it, on a desktop window."""
+    column that shows it, on a desktop window; and no page's contents column overflows."""
     from playwright.sync_api import sync_playwright
 
     from scripts.labrun import CHROMIUM_ARGS
@@ -103,6 +114,8 @@ def test_every_screenshot_is_shown_at_its_own_size(site: Path, chromium_path: st
                 for image in page.locator("article img").all():
                     natural, width = image.evaluate("i => [i.naturalWidth, i.clientWidth]")
                     shown[str(image.get_attribute("src")).rsplit("/", 1)[-1]] = (natural, width)
+                overflow = page.evaluate(OVERFLOWING_CONTENTS)
+                assert overflow == [], f"{html.relative_to(site)}: contents overflow: {overflow}"
         finally:
             browser.close()
     assert {"sidebar.png", "panel.png"} <= set(shown)
