@@ -100,13 +100,18 @@ format: $(VENV)/.installed labextension/node_modules/.package-lock.json
 hooks: $(VENV)/.installed
 	$(BIN)/pre-commit install
 
-# Browser tests drive Debian's Chromium (Playwright cannot download browsers here). As root
-# with apt-get available it is installed once; elsewhere those tests skip and say why.
+# Browser tests drive Debian's Chromium (Playwright cannot download browsers here), and the
+# docs' curl example needs curl and jq. As root with apt-get available they are installed
+# once; elsewhere those tests skip and say why.
 browser:
 	@command -v chromium >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
 	  else echo "chromium is not installed: browser tests will be skipped"; fi; }
+	@command -v jq >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq jq curl; \
+	  else echo "jq is not installed: the docs' curl example will not be run"; fi; }
 
 # configurable-http-proxy, the proxy JupyterHub starts, for the JupyterHub test: an npm
 # package pinned in tests/jupyterhub/package.json, installed there (not globally) by `npm ci`.
