@@ -80,7 +80,7 @@ from .results import (
     build_preview,
 )
 from .store import DEFAULT_AGENT, Snapshot, SnapshotStore
-from .text import normalize, restore, section_tag, split_lines
+from .text import line_count, normalize, restore, section_tag, split_lines
 
 DEFAULT_MAX_EDITS = 10_000
 """Edit operations one patch may carry (all sections together)."""
@@ -374,7 +374,7 @@ class Patcher:
         if snapshot is None:
             raise self._unknown_tag(section, live)
         # Line numbers refer to the text the agent read: check them there, before anything else.
-        validate_edits(section.edits, len(split_lines(snapshot.text)), section.header)
+        validate_edits(section.edits, line_count(snapshot.text), section.header)
         if snapshot.text == live.text:
             return self._prepare_fresh(section, live)
         if section.edge_only:
@@ -528,7 +528,7 @@ class Patcher:
             if not write_notes and not notes:
                 warnings.append(_landed_differs(live.path))
             seen = carry_lines(applied.text, landed, seen)
-        new_lines = split_lines(landed)
+        new_lines = applied.lines if landed == applied.text else split_lines(landed)
         preview = build_preview(new_lines, applied.regions)
         tag, note = self._record_landed(live.path, live.key, landed, seen | preview.lines)
         warnings.extend(note)
