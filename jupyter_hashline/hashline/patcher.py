@@ -330,6 +330,8 @@ class Patcher:
         return _Live(path, key, norm.text, norm.bom, norm.eol, raw, False)
 
     def _check_size(self, path: str, text: str, limit: int, what: str) -> None:
+        if len(text) * 4 <= limit:
+            return  # a character is at most 4 bytes of UTF-8: no need to count them
         size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
         if size > limit:
             raise TooLargeError(
