@@ -86,6 +86,14 @@ def disk_sources(path: Path) -> list[str]:
     return [cell.source for cell in nbformat.read(path, as_version=4).cells]
 
 
+def saved_notebook(path: Path) -> Any:
+    """The notebook on disk, or None while the file is not a whole notebook (being saved)."""
+    try:
+        return nbformat.read(path, as_version=4)
+    except (nbformat.reader.NotJSONError, ValueError):
+        return None
+
+
 def type_into(person: YNotebook, index: int, at: int, text: str) -> None:
     """A keystroke burst in JupyterLab (pycrdt offsets are UTF-8 bytes; tests type ASCII)."""
     person.ycells[index]["source"].insert(at, text)
@@ -311,8 +319,16 @@ async def test_live_save_room_replies_from_the_room_and_the_room_saves_it(
         assert any("the room saves it" in n for n in body["sections"][0]["notes"]), body
         # the reply's tag names the shared document as it is now: the next read agrees
         assert (await read(api))["tag"] == body["sections"][0]["tag"]
-        await until(lambda: disk_sources(jp_root_dir / NB) == want, "the room's own save", 15.0)
-        on_disk = nbformat.read(jp_root_dir / NB, as_version=4)
+        # Jupyter's writer rewrites the file in place: a read during the room's save can see it
+        # empty or half written, so wait for a whole file that holds the edit
+        seen: list[Any] = []
+
+        def saved() -> bool:
+            seen[:] = [saved_notebook(jp_root_dir / NB)]
+            return seen[0] is not None and [c.source for c in seen[0].cells] == want
+
+        await until(saved, "the room's own save", 15.0)
+        on_disk = seen[0]
         assert body["sections"][0]["tag"] == section_tag(project_notebook(on_disk))
         assert "overwrite" not in room_events
         assert source(person, 0) == "a = 1  # typed, not saved"
