@@ -37,8 +37,7 @@ from typing import Any
 
 import nbformat
 
-from .agent.session import Session
-from .agent.simulator import ProviderSimulator
+from .agent import ProviderSimulator, Session
 from .notebook import project_notebook, serialize_notebook
 
 __all__ = [

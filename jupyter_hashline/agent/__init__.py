@@ -20,11 +20,12 @@ from .providers import (
     client_for,
 )
 from .session import DEFAULT_SYSTEM, Session
-from .simulator import ProviderSimulator
+from .simulator import PROVIDER_PATHS, ProviderSimulator
 from .where import SessionPlacementError, Via
 
 __all__ = [
     "DEFAULT_SYSTEM",
+    "PROVIDER_PATHS",
     "TOOL_NAMES",
     "TOOL_SPECS",
     "ActivityLog",

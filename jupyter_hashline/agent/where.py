@@ -22,8 +22,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from ..hashline.memory_store import InMemorySnapshotStore
-from ..hashline.store import SnapshotStore
+from ..hashline import InMemorySnapshotStore, SnapshotStore
 from ..kernels import CellRunner
 from ..notebook import NotebookFilesystem, PairedDiskFilesystem, torn_notebook
 from ..tools import RestWorkspace, ToolWorkspace, Workspace

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..hashline.errors import HashlineError
+from ..hashline import HashlineError
 from ..tools import (
     RestWorkspace,
     RevertRequest,

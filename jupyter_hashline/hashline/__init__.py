@@ -9,6 +9,7 @@ and snapshots go through the `Filesystem` and `SnapshotStore` protocols.
 from __future__ import annotations
 
 from .apply import AppliedEdits, apply_edits, validate_edits
+from .callscope import scope_memo
 from .disk import DiskFilesystem
 from .edits import Edit, EditOp, PatchSection
 from .errors import (
@@ -97,6 +98,7 @@ __all__ = [
     "parse_patch",
     "patch_schema",
     "rebase_by_text",
+    "scope_memo",
     "section_tag",
     "validate_edits",
 ]

@@ -22,15 +22,18 @@ from .errors import (
     StaleCellsError,
     UnseenCellsError,
 )
-from .execute import OutputListener
+from .execute import KernelOutcome, OutputListener, execute_cells
+from .kernelspec import choose_kernel, notebook_metadata
 from .results import CellRun, KernelRun, RunStatus
 from .runner import (
     DEFAULT_TIMEOUT_S,
     EVAL_CELL,
     MAX_TIMEOUT_S,
     CellRunner,
+    OutputsWriter,
     WriteLock,
     checked_timeout,
+    write_back,
 )
 from .selection import CellToRun, RunPlan, plan_run, touched_cells
 
@@ -44,6 +47,7 @@ __all__ = [
     "KernelAction",
     "KernelDiedError",
     "KernelError",
+    "KernelOutcome",
     "KernelRun",
     "KernelState",
     "KernelUnavailableError",
@@ -51,12 +55,17 @@ __all__ = [
     "OutputCollector",
     "OutputEvent",
     "OutputListener",
+    "OutputsWriter",
     "RunPlan",
     "RunStatus",
     "StaleCellsError",
     "UnseenCellsError",
     "WriteLock",
     "checked_timeout",
+    "choose_kernel",
+    "execute_cells",
+    "notebook_metadata",
     "plan_run",
     "touched_cells",
+    "write_back",
 ]

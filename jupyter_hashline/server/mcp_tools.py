@@ -32,9 +32,8 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..hashline.errors import HashlineError
-from ..tools import CATALOG, ToolSpec, run_tool, spec_for
-from ..tools.catalog import Field, FieldKind
+from ..hashline import HashlineError
+from ..tools import CATALOG, Field, FieldKind, ToolSpec, run_tool, spec_for
 
 if TYPE_CHECKING:
     from .service import HashlineService

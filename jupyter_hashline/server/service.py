@@ -6,7 +6,7 @@ activity log and the per-agent state. Handlers call the workspace for tool calls
 service for the rest (snapshots, activity, sessions).
 
 Cells run (`notebook_run`) with the runner `build_service` is given (the server's kernels:
-`run_kernel.ServerKernelRunner`), unless the settings refuse runs: a read-only server, or
+`adapters.ServerKernelRunner`), unless the settings refuse runs: a read-only server, or
 `allow_run` false (configured, or turned off by the workspace overlay).
 
 Invariants:
@@ -21,14 +21,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..hashline.store import SnapshotStore
+from ..hashline import SnapshotStore
 from ..kernels import CellRunner
 from ..notebook import NotebookFilesystem
 from ..tools import ActivityLog, ToolOutcome, Workspace, revert_request
+from .adapters import (
+    ContentsFilesystem,
+    LiveContentsFilesystem,
+    LiveNotebookFilesystem,
+    RoomFinder,
+)
 from .config import HashlineSettings
-from .contents_fs import ContentsFilesystem
-from .live import LiveContentsFilesystem, LiveNotebookFilesystem
-from .live_rooms import RoomFinder
 from .requests import SessionPost
 from .sessions import SessionRegistry
 
@@ -139,8 +142,8 @@ def build_service(
 
     `contents_manager()` returns the server's current contents manager (looked up per call:
     jupytext's extension replaces it after load). With `rooms`, notebooks open in a
-    collaborative room are read and edited live (live.py). With `runner`, cells run (unless
-    the settings refuse runs).
+    collaborative room are read and edited live (`adapters.LiveNotebookFilesystem`). With
+    `runner`, cells run (unless the settings refuse runs).
     """
     contents = ContentsFilesystem.current(
         contents_manager,

@@ -74,6 +74,7 @@ EXPORTED = {
     "parse_patch",
     "patch_schema",
     "rebase_by_text",
+    "scope_memo",
     "section_tag",
     "validate_edits",
 }

@@ -21,6 +21,7 @@ def test_exported_members() -> None:
         "KernelAction",
         "KernelDiedError",
         "KernelError",
+        "KernelOutcome",
         "KernelRun",
         "KernelState",
         "KernelUnavailableError",
@@ -29,14 +30,19 @@ def test_exported_members() -> None:
         "OutputCollector",
         "OutputEvent",
         "OutputListener",
+        "OutputsWriter",
         "RunPlan",
         "RunStatus",
         "StaleCellsError",
         "UnseenCellsError",
         "WriteLock",
         "checked_timeout",
+        "choose_kernel",
+        "execute_cells",
+        "notebook_metadata",
         "plan_run",
         "touched_cells",
+        "write_back",
     ]
     for name in kernels.__all__:
         assert getattr(kernels, name) is not None

@@ -23,7 +23,7 @@ from traitlets.config import Config
 
 from jupyter_hashline.hashline import section_tag
 from jupyter_hashline.notebook import project_notebook
-from jupyter_hashline.server.live import LiveNotebookFilesystem
+from jupyter_hashline.server.adapters.live import LiveNotebookFilesystem
 
 NB = "work/analysis.ipynb"
 

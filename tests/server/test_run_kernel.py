@@ -29,10 +29,10 @@ from jupyter_hashline.kernels import (
     plan_run,
 )
 from jupyter_hashline.kernels.clients import own_client
-from jupyter_hashline.server.contents_fs import ContentsFilesystem
-from jupyter_hashline.server.live import LiveContentsFilesystem, LiveNotebookFilesystem
-from jupyter_hashline.server.live_rooms import RoomFinder
-from jupyter_hashline.server.run_kernel import ServerKernelRunner
+from jupyter_hashline.server.adapters.contents_fs import ContentsFilesystem
+from jupyter_hashline.server.adapters.live import LiveContentsFilesystem, LiveNotebookFilesystem
+from jupyter_hashline.server.adapters.live_rooms import RoomFinder
+from jupyter_hashline.server.adapters.run_kernel import ServerKernelRunner
 
 NB = "work/analysis.ipynb"
 SLOW = "import time\nprint('first', flush=True)\ntime.sleep(1.5)\nprint('second')"

@@ -21,6 +21,8 @@ def test_exported_members() -> None:
         "EDIT_LANGUAGE",
         "EditRequest",
         "EvalRequest",
+        "Field",
+        "FieldKind",
         "KernelRequest",
         "OutputsRequest",
         "ReadRequest",

@@ -35,24 +35,28 @@ from typing import Any
 
 from jupyter_core.utils import ensure_async
 
-from ..kernels.clients import own_client
-from ..kernels.collect import OutputEvent
-from ..kernels.control import KernelAction, KernelState
-from ..kernels.errors import KernelDiedError
-from ..kernels.execute import KernelOutcome, OutputListener, execute_cells
-from ..kernels.kernelspec import choose_kernel, notebook_metadata
-from ..kernels.results import CellRun, KernelRun
-from ..kernels.runner import (
+from ...kernels import (
     DEFAULT_TIMEOUT_S,
     EVAL_CELL,
+    CellRun,
+    CellToRun,
+    KernelAction,
+    KernelDiedError,
+    KernelOutcome,
+    KernelRun,
+    KernelState,
+    OutputEvent,
+    OutputListener,
     OutputsWriter,
     WriteLock,
     checked_timeout,
+    choose_kernel,
+    execute_cells,
+    notebook_metadata,
     write_back,
 )
-from ..kernels.selection import CellToRun
-from ..notebook.executed import Executed
-from ..notebook.loading import load_notebook
+from ...kernels.clients import own_client  # a face of its own: it loads jupyter_client
+from ...notebook import Executed, load_notebook
 from .contents_fs import ContentsFilesystem
 from .live_rooms import RoomFinder
 from .run_live import LiveOutputs

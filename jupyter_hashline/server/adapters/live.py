@@ -32,9 +32,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..hashline.filesystem import ByteStorage, Filesystem, WriteResult
-from ..notebook import CellJsonCache, NotebookFilesystem, is_notebook_path, serialize_notebook
-from .contents_fs import ContentsFilesystem, parse_notebook_text
+from ...hashline import ByteStorage, Filesystem, WriteResult
+from ...notebook import (
+    CellJsonCache,
+    NotebookFilesystem,
+    is_notebook_path,
+    parse_notebook_text,
+    serialize_notebook,
+)
+from .contents_fs import ContentsFilesystem
 from .live_apply import LiveDocumentChanged, apply_to_live
 from .live_mirror import LiveMirror
 from .live_rooms import LiveRoom, RoomFinder

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
 
-from ..notebook.ids import display_ids
-from ..tools.errors import ChangedDuringWriteError
+from ...notebook import display_ids
+from ...tools import ChangedDuringWriteError
 
 ORIGIN = "jupyter_hashline"
 _SCALAR_KEYS = frozenset({"id", "execution_count"})
