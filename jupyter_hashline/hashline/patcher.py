@@ -1,6 +1,7 @@
 """The patcher: reads that record what an agent saw, and edits that land only where safe.
 
-`Patcher(fs, store)` ties a `Filesystem` and a `SnapshotStore` together (DESIGN §2.4, §2.5).
+`Patcher(fs, store)` ties a `Filesystem` (where files are) and a `SnapshotStore` (what each
+tag showed) together: a read stores the text it showed under its tag; an edit names that tag.
 
 Invariants:
 - Nothing is applied to text the agent did not see: an edit applies to the live text only when

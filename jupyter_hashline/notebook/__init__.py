@@ -12,7 +12,7 @@ from .contents import contents_model, is_paired, parse_notebook_text
 from .errors import InvalidNotebookError
 from .executed import Executed
 from .figures import Figure, FigureLimits, Figures, collect_figures
-from .filesystem import NotebookFilesystem, is_notebook_path, new_notebook
+from .filesystem import NotebookFilesystem, WriteGuard, is_notebook_path, new_notebook
 from .ids import display_ids
 from .keep import LAYOUTS, layout_for_call
 from .loading import LoadedNotebook, load_notebook, torn_notebook
@@ -36,6 +36,7 @@ __all__ = [
     "NotebookFilesystem",
     "PairedDiskFilesystem",
     "ProjectedCell",
+    "WriteGuard",
     "capturing_removed",
     "cell_outputs",
     "collect_figures",

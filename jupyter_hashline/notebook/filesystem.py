@@ -29,16 +29,19 @@ Invariants:
   encoded as a whole. Other storages are read and written as text.
 - Within one engine call (`callscope`) the notebook is read once: a write merges into the
   notebook the same call read (the text the edit was computed on), without reading it again.
+- A `WriteGuard` given to the filesystem sees every notebook projection a read returns and is
+  asked before every notebook write (it may refuse it by raising): the seam for storages that
+  change under the engine's feet, such as a notebook open in a collaborative room.
 - Optional capabilities of the engine: `ViewAnnotator` (output summaries), `CellSelector`
-  (lines of named cells) and `LineRebaser` (cell-aware recovery, DESIGN §3.4), the latter two
-  for the hashline projection only.
+  (lines of named cells) and `LineRebaser` (cell-aware recovery of stale edits: cells found by
+  id, not by line), the latter two for the hashline projection only.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from ..hashline.callscope import scope_memo
@@ -119,6 +122,17 @@ class NotebookStorage(Protocol):
     ) -> WriteResult | None: ...
 
 
+class WriteGuard(Protocol):
+    """Guards notebook writes of a `NotebookFilesystem` against what changed since its reads."""
+
+    def shown(self, path: str, text: str) -> None:
+        """A read of notebook `path` returned `text`."""
+
+    async def before_write(self, path: str, read_now: Callable[[], Awaitable[str]]) -> None:
+        """Called before notebook `path` is written; raises to refuse the write (nothing is
+        written). `read_now` reads the notebook's projection as it is now (not `shown`)."""
+
+
 def is_notebook_path(path: str) -> bool:
     return path.lower().endswith(".ipynb")
 
@@ -140,8 +154,10 @@ class NotebookFilesystem(Filesystem):
         new_id: IdSource | None = None,
         cache_size: int = 16,
         layout: str = "keep",
+        guard: WriteGuard | None = None,
     ) -> None:
         self.inner = inner
+        self.guard = guard
         self.layout = check_layout(layout)
         self.projection = projection if projection == HASHLINE else check_format(projection)
         self.clear_outputs_on_edit = clear_outputs_on_edit
@@ -166,12 +182,20 @@ class NotebookFilesystem(Filesystem):
     async def read_text(self, path: str) -> str:
         if not is_notebook_path(path):
             return str(await self.inner.read_text(path))
+        view = await self._read_projection(path)
+        if self.guard is not None:
+            self.guard.shown(path, view)
+        return view
+
+    async def _read_projection(self, path: str) -> str:
         raw, text = await self._fetch(path)
         return await offloaded(len(raw), lambda: self._read_view(path, raw, text))
 
     async def write_text(self, path: str, content: str) -> WriteResult:
         if not is_notebook_path(path):
             return await self._inner_write(path, content)
+        if self.guard is not None:
+            await self.guard.before_write(path, lambda: self._read_projection(path))
         current = await self._current(path)
         size = len(current.raw) if current is not None else len(content)
         planned = await offloaded(size, lambda: self._planned(path, current, content))

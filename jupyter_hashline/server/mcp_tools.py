@@ -150,6 +150,7 @@ _ANNOTATIONS: dict[FieldKind, Any] = {
 
 
 def _parameter(field: Field) -> inspect.Parameter:
+    """The keyword-only parameter of one argument: optional ones default to None."""
     kind = inspect.Parameter.KEYWORD_ONLY
     annotation = _ANNOTATIONS[field.kind]
     if field.required:
@@ -163,17 +164,7 @@ def _tool_function(spec: ToolSpec) -> Callable[..., Awaitable[Any]]:
     async def tool(**arguments: Any) -> Any:
         return await call(spec.name, arguments)
 
-    parameters = [
-        inspect.Parameter(
-            field.name,
-            inspect.Parameter.KEYWORD_ONLY,
-            annotation=_ANNOTATIONS[field.kind]
-            if field.required
-            else _ANNOTATIONS[field.kind] | None,
-            default=inspect.Parameter.empty if field.required else None,
-        )
-        for field in spec.fields
-    ]
+    parameters = [_parameter(field) for field in spec.fields]
     tool.__name__ = tool.__qualname__ = spec.name
     tool.__doc__ = spec.description
     # The return is the text, or the text then figures (image content): no output schema.

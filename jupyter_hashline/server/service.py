@@ -28,8 +28,8 @@ from ..tools import ActivityLog, ToolOutcome, Workspace, revert_request
 from .adapters import (
     ContentsFilesystem,
     LiveContentsFilesystem,
-    LiveNotebookFilesystem,
     RoomFinder,
+    live_notebook_filesystem,
 )
 from .config import HashlineSettings
 from .requests import SessionPost
@@ -142,7 +142,7 @@ def build_service(
 
     `contents_manager()` returns the server's current contents manager (looked up per call:
     jupytext's extension replaces it after load). With `rooms`, notebooks open in a
-    collaborative room are read and edited live (`adapters.LiveNotebookFilesystem`). With
+    collaborative room are read and edited live (`adapters.live_notebook_filesystem`). With
     `runner`, cells run (unless the settings refuse runs).
     """
     contents = ContentsFilesystem.current(
@@ -154,7 +154,7 @@ def build_service(
     filesystem = (
         NotebookFilesystem(contents, projection=settings.projection, layout=settings.layout)
         if rooms is None
-        else LiveNotebookFilesystem(
+        else live_notebook_filesystem(
             LiveContentsFilesystem(contents, rooms),
             projection=settings.projection,
             layout=settings.layout,

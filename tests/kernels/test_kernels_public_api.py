@@ -36,12 +36,13 @@ def test_exported_members() -> None:
         "StaleCellsError",
         "UnseenCellsError",
         "WriteLock",
+        "added_or_changed_cells",
         "checked_timeout",
         "choose_kernel",
         "execute_cells",
         "notebook_metadata",
         "plan_run",
-        "touched_cells",
+        "with_note_appended",
         "write_back",
     ]
     for name in kernels.__all__:

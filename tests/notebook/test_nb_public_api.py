@@ -18,6 +18,7 @@ def test_exported_members() -> None:
         "NotebookFilesystem",
         "PairedDiskFilesystem",
         "ProjectedCell",
+        "WriteGuard",
         "capturing_removed",
         "cell_outputs",
         "collect_figures",

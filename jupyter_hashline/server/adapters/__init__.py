@@ -1,8 +1,9 @@
 """The server's adapters: the package's seams filled with Jupyter's own services.
 
 - contents storage: `ContentsFilesystem`, a `Filesystem` over the server's contents manager;
-- live rooms: `LiveContentsFilesystem` and `LiveNotebookFilesystem`, edits into notebooks open
-  with real-time collaboration (`RoomFinder` finds their rooms);
+- live rooms: `LiveContentsFilesystem` and `live_notebook_filesystem` (the notebook layer
+  guarded by `LiveWriteGuard`), edits into notebooks open with real-time collaboration
+  (`RoomFinder` finds their rooms);
 - kernel runner: `ServerKernelRunner`, a `CellRunner` on the notebooks' own kernels of this
   server (outputs go live into an open room through `LiveOutputs`).
 
@@ -14,7 +15,12 @@ jupyter_server; the handlers and the wiring (`server.service`, `server.app`) use
 from __future__ import annotations
 
 from .contents_fs import ContentsFilesystem
-from .live import LiveContentsFilesystem, LiveDocumentChanged, LiveNotebookFilesystem
+from .live import (
+    LiveContentsFilesystem,
+    LiveDocumentChanged,
+    LiveWriteGuard,
+    live_notebook_filesystem,
+)
 from .live_rooms import LiveRoom, RoomFinder
 from .run_kernel import ServerKernelRunner
 
@@ -22,8 +28,9 @@ __all__ = [
     "ContentsFilesystem",
     "LiveContentsFilesystem",
     "LiveDocumentChanged",
-    "LiveNotebookFilesystem",
     "LiveRoom",
+    "LiveWriteGuard",
     "RoomFinder",
     "ServerKernelRunner",
+    "live_notebook_filesystem",
 ]

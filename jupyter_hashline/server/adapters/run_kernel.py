@@ -38,7 +38,6 @@ from jupyter_core.utils import ensure_async
 from ...kernels import (
     DEFAULT_TIMEOUT_S,
     EVAL_CELL,
-    CellRun,
     CellToRun,
     KernelAction,
     KernelDiedError,
@@ -53,6 +52,7 @@ from ...kernels import (
     choose_kernel,
     execute_cells,
     notebook_metadata,
+    with_note_appended,
     write_back,
 )
 from ...kernels.clients import own_client  # a face of its own: it loads jupyter_client
@@ -252,7 +252,7 @@ class ServerKernelRunner:
         runs = done.runs
         if done.kernel is not KernelOutcome.USABLE:
             kernel.dead_reported = done.kernel is KernelOutcome.DIED
-            runs = _with_note(runs, _AFTERMATH[done.kernel])
+            runs = with_note_appended(runs, _AFTERMATH[done.kernel])
         run = KernelRun(path=api, kernel=kernel.name, cells=runs, notes=notes)
         landed, warnings = await self._write(api, live, run.executed, write_lock)
         return dataclasses.replace(run, landed_text=landed, write_warnings=warnings)
@@ -276,7 +276,7 @@ class ServerKernelRunner:
         runs = done.runs
         if done.kernel is not KernelOutcome.USABLE:
             kernel.dead_reported = done.kernel is KernelOutcome.DIED
-            runs = _with_note(runs, _AFTERMATH[done.kernel])
+            runs = with_note_appended(runs, _AFTERMATH[done.kernel])
         return KernelRun(path=api, kernel=kernel.name, cells=runs, notes=notes)
 
     async def control(self, path: str, action: KernelAction) -> KernelState:
@@ -431,10 +431,3 @@ def _both(first: OutputListener | None, second: OutputListener | None) -> Output
             listener(cell_id, events)
 
     return call
-
-
-def _with_note(runs: tuple[CellRun, ...], suffix: str) -> tuple[CellRun, ...]:
-    return tuple(
-        dataclasses.replace(r, note=f"{r.note}; {suffix}") if r.status.ran and r.note else r
-        for r in runs
-    )
