@@ -14,10 +14,8 @@ Invariants:
 
 from __future__ import annotations
 
-import hashlib
 import inspect
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +24,7 @@ from traitlets import Bool, Enum, Int, List, TraitError, Unicode, validate
 from traitlets.utils.importstring import import_item
 
 from ..hashline import SnapshotStore
-from ..tools import TOOL_NAMES
+from ..tools import TOOL_NAMES, default_store_path
 from .adapters import ContentsFilesystem, RoomFinder, ServerKernelRunner
 from .config import (
     MIB,
@@ -194,8 +192,7 @@ class HashlineExtension(ExtensionApp):
         return str(self.serverapp.root_dir)
 
     def _default_store_path(self) -> str:
-        root_id = hashlib.sha256(os.path.realpath(self._root_dir()).encode()).hexdigest()[:12]
-        return str(Path(self.data_dir) / "jupyter_hashline" / f"snapshots-{root_id}.sqlite3")
+        return str(default_store_path(self._root_dir(), self.data_dir))
 
     def _read_overlay(self) -> dict[str, Any]:
         if not self.workspace_overlay:

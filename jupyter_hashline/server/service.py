@@ -24,12 +24,12 @@ from typing import Any
 from ..hashline import SnapshotStore
 from ..kernels import CellRunner
 from ..notebook import NotebookFilesystem
-from ..tools import ActivityLog, ToolOutcome, Workspace, revert_request
+from ..tools import ActivityLog, ToolOutcome, Workspace, open_workspace, revert_request
 from .adapters import (
     ContentsFilesystem,
     LiveContentsFilesystem,
+    LiveWriteGuard,
     RoomFinder,
-    live_notebook_filesystem,
 )
 from .config import HashlineSettings
 from .requests import SessionPost
@@ -142,8 +142,9 @@ def build_service(
 
     `contents_manager()` returns the server's current contents manager (looked up per call:
     jupytext's extension replaces it after load). With `rooms`, notebooks open in a
-    collaborative room are read and edited live (`adapters.live_notebook_filesystem`). With
-    `runner`, cells run (unless the settings refuse runs).
+    collaborative room are read and edited live (`adapters.LiveContentsFilesystem`, its writes
+    guarded by `adapters.LiveWriteGuard`). With `runner`, cells run (unless the settings refuse
+    runs).
     """
     contents = ContentsFilesystem.current(
         contents_manager,
@@ -151,27 +152,21 @@ def build_service(
         read_only=settings.read_only,
         max_file_bytes=settings.max_file_bytes,
     )
-    filesystem = (
-        NotebookFilesystem(contents, projection=settings.projection, layout=settings.layout)
-        if rooms is None
-        else live_notebook_filesystem(
-            LiveContentsFilesystem(contents, rooms),
-            projection=settings.projection,
-            layout=settings.layout,
-        )
-    )
-    refusal = run_refusal(settings)
-    workspace = Workspace(
-        filesystem,
+    live = LiveContentsFilesystem(contents, rooms) if rooms is not None else None
+    workspace: Workspace = open_workspace(
+        live if live is not None else contents,
         store,
+        projection=settings.projection,
+        layout=settings.layout,
+        guard=LiveWriteGuard(live) if live is not None else None,
+        runner=(lambda notebooks: runner(contents, notebooks)) if runner is not None else None,
+        run_refusal=run_refusal(settings),
         seen_lines=settings.seen_lines,
         max_patch_bytes=settings.max_patch_bytes,
         max_file_bytes=settings.max_file_bytes,
         activity=ActivityLog(settings.activity_limit),
         resolve_path=contents.resolve,
         describe="this Jupyter server",
-        runner=runner(contents, filesystem) if runner is not None and refusal is None else None,
-        run_refusal=refusal,
         revert_refusal=revert_refusal(settings),
         allow_overwrite=settings.allow_overwrite,
         max_edits=settings.max_edits_per_patch,

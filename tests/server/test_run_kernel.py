@@ -33,7 +33,7 @@ from jupyter_hashline.notebook import NotebookFilesystem
 from jupyter_hashline.server.adapters.contents_fs import ContentsFilesystem
 from jupyter_hashline.server.adapters.live import (
     LiveContentsFilesystem,
-    live_notebook_filesystem,
+    LiveWriteGuard,
 )
 from jupyter_hashline.server.adapters.live_rooms import RoomFinder
 from jupyter_hashline.server.adapters.run_kernel import ServerKernelRunner
@@ -51,7 +51,8 @@ def jp_server_config(collaboration_server_config: Config) -> Config:
 def notebooks(jp_serverapp: Any) -> NotebookFilesystem:
     contents = ContentsFilesystem(jp_serverapp.contents_manager)
     rooms = RoomFinder(lambda: jp_serverapp.web_app.settings)
-    return live_notebook_filesystem(LiveContentsFilesystem(contents, rooms))
+    live = LiveContentsFilesystem(contents, rooms)
+    return NotebookFilesystem(live, guard=LiveWriteGuard(live))
 
 
 @pytest.fixture

@@ -1,8 +1,8 @@
 """The server's adapters: the package's seams filled with Jupyter's own services.
 
 - contents storage: `ContentsFilesystem`, a `Filesystem` over the server's contents manager;
-- live rooms: `LiveContentsFilesystem` and `live_notebook_filesystem` (the notebook layer
-  guarded by `LiveWriteGuard`), edits into notebooks open with real-time collaboration
+- live rooms: `LiveContentsFilesystem` (the notebook layer's storage, its writes guarded by
+  `LiveWriteGuard`), edits into notebooks open with real-time collaboration
   (`RoomFinder` finds their rooms);
 - kernel runner: `ServerKernelRunner`, a `CellRunner` on the notebooks' own kernels of this
   server (outputs go live into an open room through `LiveOutputs`).
@@ -19,7 +19,6 @@ from .live import (
     LiveContentsFilesystem,
     LiveDocumentChanged,
     LiveWriteGuard,
-    live_notebook_filesystem,
 )
 from .live_rooms import LiveRoom, RoomFinder
 from .run_kernel import ServerKernelRunner
@@ -32,5 +31,4 @@ __all__ = [
     "LiveWriteGuard",
     "RoomFinder",
     "ServerKernelRunner",
-    "live_notebook_filesystem",
 ]

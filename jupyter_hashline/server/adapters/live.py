@@ -7,12 +7,11 @@ Two layers, so the live path shows exactly the projection the disk path shows:
   it, and `write_text` lands the merged notebook in the shared document as granular changes
   (`live_apply`), saves the room, and reads the file back: the landed text is what is on disk.
   Every other path, or a notebook without a room, goes to the contents manager.
-- `live_notebook_filesystem` is the notebook layer over it (projection, merge, validation, tags
-  and cell-aware recovery are `NotebookFilesystem`'s, unchanged) with one guard
-  (`LiveWriteGuard`, the notebook layer's `WriteGuard` seam): an edit is merged only into the
-  live text the patcher read; if a person typed in between, the write raises
-  `LiveDocumentChanged` (nothing applied) and the workspace retries the whole edit, whose stale
-  tag is then recovered cell by cell as on disk.
+- `NotebookFilesystem` is the notebook layer over it (projection, merge, validation, tags and
+  cell-aware recovery, unchanged) with one guard, `LiveWriteGuard` (the notebook layer's
+  `WriteGuard` seam): an edit is merged only into the live text the patcher read; if a person
+  typed in between, the write raises `LiveDocumentChanged` (nothing applied) and the workspace
+  retries the whole edit, whose stale tag is then recovered cell by cell as on disk.
 
 Invariants:
 - From the guard's check of the live document to the end of the pycrdt transaction nothing
@@ -36,7 +35,6 @@ from typing import Any
 from ...hashline import ByteStorage, Filesystem, WriteResult
 from ...notebook import (
     CellJsonCache,
-    NotebookFilesystem,
     is_notebook_path,
     parse_notebook_text,
     serialize_notebook,
@@ -50,7 +48,6 @@ __all__ = [
     "LiveContentsFilesystem",
     "LiveDocumentChanged",
     "LiveWriteGuard",
-    "live_notebook_filesystem",
 ]
 
 NOT_SAVED = (
@@ -223,11 +220,3 @@ class LiveWriteGuard:
         now = await read_now()
         if self._last_read.get(path, now) != now:
             raise LiveDocumentChanged(path)
-
-
-def live_notebook_filesystem(
-    storage: LiveContentsFilesystem, *, cache_size: int = 16, **options: Any
-) -> NotebookFilesystem:
-    """The notebook layer over `storage`, its writes guarded by a `LiveWriteGuard`."""
-    guard = LiveWriteGuard(storage, 4 * cache_size)
-    return NotebookFilesystem(storage, cache_size=cache_size, guard=guard, **options)
