@@ -548,6 +548,19 @@ class Patcher:
             notes=notes,
         )
 
+    def record_rewritten(
+        self, path: str, key: str, tag: str, before: str, landed: str
+    ) -> tuple[str, tuple[str, ...]]:
+        """Record `landed`, the text that replaced `before` (what `tag` showed this agent)
+        outside an edit, such as a run's outputs written back. As for an edit's landed text,
+        the agent's seen lines are carried over and a store failure is a warning (the text did
+        land). Returns the tag of `landed` and the warnings."""
+        try:
+            seen = self.store.seen_lines(key, tag, agent=self.agent)
+        except Exception as err:
+            return section_tag(landed), (_unrecorded(path, err),)
+        return self._record_landed(path, key, landed, carry_lines(before, landed, seen))
+
     def _record_landed(
         self, path: str, key: str, landed: str, seen: Iterable[int]
     ) -> tuple[str, tuple[str, ...]]:
@@ -557,10 +570,7 @@ class Patcher:
             tag = self.store.record(key, landed)
             self.store.record_seen_lines(key, tag, seen, agent=self.agent)
         except Exception as err:
-            reason = (
-                err.message if isinstance(err, HashlineError) else f"{type(err).__name__}: {err}"
-            )
-            return section_tag(landed), (_unrecorded(path, reason),)
+            return section_tag(landed), (_unrecorded(path, err),)
         return tag, ()
 
     async def _land(
@@ -756,11 +766,12 @@ def _json_text(patch: object) -> str:
         ) from None
 
 
-def _unrecorded(path: str, reason: str) -> str:
+def _unrecorded(path: str, err: Exception) -> str:
+    reason = err.message if isinstance(err, HashlineError) else f"{type(err).__name__}: {err}"
     return (
         f"{path} WAS written, but the snapshot store could not record the new text ({reason}). "
-        f"Do not resend this edit: re-read {path} before editing it again (the header above "
-        "may be unknown to the server)."
+        f"Do not send this call again: re-read {path} before editing it again (the header "
+        "above may be unknown to the server)."
     )
 
 
