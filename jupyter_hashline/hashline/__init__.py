@@ -31,6 +31,7 @@ from .errors import (
 )
 from .filesystem import (
     ByteStorage,
+    Capabilities,
     CellSelector,
     Filesystem,
     Footprint,
@@ -39,6 +40,8 @@ from .filesystem import (
     RebaseRefusal,
     ViewAnnotator,
     WriteResult,
+    capabilities_of,
+    checked_filesystem,
 )
 from .memory_fs import InMemoryFilesystem
 from .memory_store import InMemorySnapshotStore
@@ -54,6 +57,7 @@ __all__ = [
     "AnchorError",
     "AppliedEdits",
     "ByteStorage",
+    "Capabilities",
     "CellSelector",
     "DiskFilesystem",
     "Edit",
@@ -93,6 +97,8 @@ __all__ = [
     "WriteFailedError",
     "WriteResult",
     "apply_edits",
+    "capabilities_of",
+    "checked_filesystem",
     "is_not_found",
     "normalize",
     "parse_patch",

@@ -54,6 +54,8 @@ from ..hashline.filesystem import (
     LineRebase,
     RebaseRefusal,
     WriteResult,
+    capabilities_of,
+    checked_filesystem,
 )
 from ..hashline.offload import offloaded
 from .cellmatch import CellMatch, match_cells
@@ -147,7 +149,7 @@ class NotebookFilesystem(Filesystem):
 
     def __init__(
         self,
-        inner: Any,
+        inner: Filesystem,
         projection: str = HASHLINE,
         clear_outputs_on_edit: bool = False,
         *,
@@ -156,7 +158,7 @@ class NotebookFilesystem(Filesystem):
         layout: str = "keep",
         guard: WriteGuard | None = None,
     ) -> None:
-        self.inner = inner
+        self.inner = checked_filesystem(inner)
         self.guard = guard
         self.layout = check_layout(layout)
         self.projection = projection if projection == HASHLINE else check_format(projection)
@@ -168,7 +170,8 @@ class NotebookFilesystem(Filesystem):
         self._cells = CellJsonCache()
         self._summaries = CellJsonCache()
         self._lock = threading.Lock()
-        self._byte_storage = isinstance(inner, ByteStorage)
+        self._bytes = capabilities_of(self.inner).bytes
+        self._notebooks = self.inner if isinstance(self.inner, NotebookStorage) else None
 
     def __repr__(self) -> str:
         return f"NotebookFilesystem({self.inner!r}, projection={self.projection!r})"
@@ -248,25 +251,16 @@ class NotebookFilesystem(Filesystem):
         return written, (*warnings, *repairs, *notes, *_invalid_notes(path, written, problem))
 
     async def preflight_write(self, path: str) -> None:
-        preflight = getattr(self.inner, "preflight_write", None)
-        if preflight is not None:
-            await preflight(path)
+        await self.inner.preflight_write(path)
 
     async def exists(self, path: str) -> bool:
-        probe = getattr(self.inner, "exists", None)
-        if probe is not None:
-            return bool(await probe(path))
-        return await super().exists(path)
+        return await self.inner.exists(path)
 
     async def canonical_path(self, path: str) -> str:
-        canonical = getattr(self.inner, "canonical_path", None)
-        return str(await canonical(path)) if canonical is not None else path
+        return await self.inner.canonical_path(path)
 
     def normalized_view(self, path: str) -> bool:
-        if is_notebook_path(path):
-            return True
-        probe = getattr(self.inner, "normalized_view", None)
-        return bool(probe(path)) if probe is not None else False
+        return is_notebook_path(path) or self.inner.normalized_view(path)
 
     # -- outputs -------------------------------------------------------------------------------
 
@@ -381,14 +375,14 @@ class NotebookFilesystem(Filesystem):
 
     # -- internals -----------------------------------------------------------------------------
 
-    async def _as_bytes(self, path: str) -> bool:
-        return self._byte_storage and bool(await self.inner.stores_bytes(path))
+    async def _bytes_of(self, path: str) -> ByteStorage | None:
+        """The byte storage `path` is kept in, or None (read and written as text)."""
+        if self._bytes is not None and await self._bytes.stores_bytes(path):
+            return self._bytes
+        return None
 
     async def _inner_write(self, path: str, content: str) -> WriteResult:
-        result = await self.inner.write_text(path, content)
-        if isinstance(result, WriteResult):
-            return result
-        return WriteResult(str(getattr(result, "text", content)))
+        return await self.inner.write_text(path, content)
 
     async def _write_notebook(
         self, path: str, written: LoadedNotebook, base: Mapping[str, Any] | None
@@ -396,12 +390,13 @@ class NotebookFilesystem(Filesystem):
         """Write a notebook (its bytes, or the notebook itself to a `NotebookStorage`); the
         bytes as they landed and the storage's notes."""
         data = written.raw
-        if isinstance(self.inner, NotebookStorage):
-            stored = await self.inner.write_notebook(path, written.nb, data, base)
+        if self._notebooks is not None:
+            stored = await self._notebooks.write_notebook(path, written.nb, data, base)
             if stored is not None:
                 return stored.text.encode("utf-8", "surrogatepass"), stored.warnings
-        if await self._as_bytes(path):
-            await self.inner.write_bytes(path, data)
+        storage = await self._bytes_of(path)
+        if storage is not None:
+            await storage.write_bytes(path, data)
             return data, ()
         landed = await self._inner_write(path, data.decode("utf-8"))
         return landed.text.encode("utf-8", "surrogatepass"), landed.warnings
@@ -412,8 +407,9 @@ class NotebookFilesystem(Filesystem):
 
     async def _fetch(self, path: str) -> tuple[bytes, str | None]:
         """The notebook file's bytes, and its text when the storage gave text."""
-        if await self._as_bytes(path):
-            return await self.inner.read_bytes(path), None
+        storage = await self._bytes_of(path)
+        if storage is not None:
+            return await storage.read_bytes(path), None
         text = str(await self.inner.read_text(path))
         return text.encode("utf-8", "surrogatepass"), text
 

@@ -27,6 +27,9 @@ DESIGN_NAMES = {
 
 
 EXPORTED = {
+    "Capabilities",
+    "capabilities_of",
+    "checked_filesystem",
     "AnchorError",
     "AppliedEdits",
     "ByteStorage",
