@@ -72,20 +72,27 @@ def tool_specs() -> list[str]:
     return [f"{__name__}:{spec.name}" for spec in CATALOG if spec.name in exposed]
 
 
-def tool_error_class() -> type[Exception]:
-    """The ToolError of the MCP server hosting the tools (fastmcp first, then the SDK)."""
-    for module in (
-        "fastmcp.exceptions",
-        "mcp.server.mcpserver.exceptions",
-        "mcp.server.fastmcp.exceptions",
-    ):
+_MCP_HOSTS = ("fastmcp", "mcp.server.mcpserver", "mcp.server.fastmcp")
+"""Where an MCP server hosting the tools keeps its classes: fastmcp (as jupyter-server-mcp
+uses), then the SDK's server under its 2.x and 1.x names."""
+
+
+def _host_class(module: str, name: str, base: type) -> type | None:
+    """Class `name` of `<host>.<module>` in the first MCP host that has it as a `base`."""
+    for host in _MCP_HOSTS:
         try:
-            found = importlib.import_module(module).ToolError
+            found = getattr(importlib.import_module(f"{host}.{module}"), name)
         except (ImportError, AttributeError):
             continue
-        if isinstance(found, type) and issubclass(found, Exception):
+        if isinstance(found, type) and issubclass(found, base):
             return found
-    return HashlineError
+    return None
+
+
+def tool_error_class() -> type[Exception]:
+    """The ToolError of the MCP server hosting the tools (fastmcp first, then the SDK)."""
+    found = _host_class("exceptions", "ToolError", Exception)
+    return found if found is not None else HashlineError
 
 
 async def call(name: str, arguments: dict[str, Any]) -> str | list[Any]:
@@ -120,18 +127,7 @@ async def call(name: str, arguments: dict[str, Any]) -> str | list[Any]:
 def host_image_class() -> type | None:
     """The image content type of the MCP server hosting the tools (fastmcp's, as
     jupyter-server-mcp uses, else the SDK's), or None: then figures stay text placeholders."""
-    for module in (
-        "fastmcp.utilities.types",
-        "mcp.server.mcpserver.utilities.types",
-        "mcp.server.fastmcp.utilities.types",
-    ):
-        try:
-            found = importlib.import_module(module).Image
-        except (ImportError, AttributeError):
-            continue
-        if isinstance(found, type):
-            return found
-    return None
+    return _host_class("utilities.types", "Image", object)
 
 
 _ANNOTATIONS: dict[FieldKind, Any] = {
