@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..tools import TOOL_NAMES, ToolWorkspace
-from .hosts import Host, Launch, default_executable, host_config, launch_command
+from .hosts import TOKEN_ENV, Host, Launch, default_executable, host_config, launch_command
 
 
 def build_server(
@@ -34,6 +34,7 @@ async def serve_stdio(workspace: ToolWorkspace, *, agent: str | None = None) -> 
 
 
 __all__ = [
+    "TOKEN_ENV",
     "Host",
     "Launch",
     "build_server",
