@@ -310,6 +310,12 @@ class NotebookFilesystem(Filesystem):
         loaded = self._landed(path, written, landed)
         return WriteResult(self._view(loaded), (*warnings, *notes, *write_notes))
 
+    def view_of(self, path: str, text: str) -> str:
+        """What a read of notebook `path` shows when its file holds `text` (e.g. the file as a
+        collaboration room just saved it, read beside this filesystem's storage)."""
+        raw = text.encode("utf-8", "surrogatepass")
+        return self._view(self._load(path, raw, text))
+
     # -- optional engine capabilities ----------------------------------------------------------
 
     def annotate_view(self, path: str, text: str) -> Mapping[int, tuple[str, ...]]:

@@ -24,6 +24,7 @@ from traitlets import Bool, Enum, Int, List, TraitError, Unicode, validate
 from traitlets.utils.importstring import import_item
 
 from ..hashline import SnapshotStore
+from ..notebook import NotebookFilesystem
 from ..tools import TOOL_NAMES, default_store_path
 from .adapters import ContentsFilesystem, RoomFinder, ServerKernelRunner
 from .config import (
@@ -226,7 +227,9 @@ class HashlineExtension(ExtensionApp):
         serverapp = self.serverapp
         rooms = RoomFinder(lambda: serverapp.web_app.settings, self.log)
 
-        def runner(contents: ContentsFilesystem, notebooks: Any) -> ServerKernelRunner:
+        def runner(
+            contents: ContentsFilesystem, notebooks: NotebookFilesystem
+        ) -> ServerKernelRunner:
             return ServerKernelRunner.from_serverapp(
                 serverapp, contents=contents, notebooks=notebooks, rooms=rooms
             )

@@ -46,7 +46,6 @@ from ...kernels import (
     KernelState,
     OutputEvent,
     OutputListener,
-    OutputsWriter,
     WriteLock,
     checked_timeout,
     choose_kernel,
@@ -56,7 +55,7 @@ from ...kernels import (
     write_back,
 )
 from ...kernels.clients import own_client  # a face of its own: it loads jupyter_client
-from ...notebook import Executed, load_notebook
+from ...notebook import Executed, NotebookFilesystem
 from .contents_fs import ContentsFilesystem
 from .live_rooms import RoomFinder
 from .run_live import LiveOutputs
@@ -192,7 +191,7 @@ class ServerKernelRunner:
         session_manager: Any,
         kernel_spec_manager: Any,
         contents: ContentsFilesystem,
-        notebooks: OutputsWriter,
+        notebooks: NotebookFilesystem,
         rooms: RoomFinder | None = None,
     ) -> None:
         self.kernel_manager = kernel_manager
@@ -210,7 +209,7 @@ class ServerKernelRunner:
         serverapp: Any,
         *,
         contents: ContentsFilesystem,
-        notebooks: OutputsWriter,
+        notebooks: NotebookFilesystem,
         rooms: RoomFinder | None = None,
     ) -> ServerKernelRunner:
         return cls(
@@ -411,7 +410,7 @@ class ServerKernelRunner:
         async with lock:
             saved = await room.save()
             raw = await self.contents.read_text(api)
-        return load_notebook(raw, api).projection, (() if saved else (NOT_SAVED,))
+        return self.notebooks.view_of(api, raw), (() if saved else (NOT_SAVED,))
 
 
 def _session_path(session: Mapping[str, Any], drive_prefix_allowed: bool) -> str:
