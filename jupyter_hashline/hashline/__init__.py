@@ -51,7 +51,7 @@ from .recovery import rebase_by_text
 from .results import PartialWriteError, PatchResult, ReadResult, SectionOp, SectionResult
 from .sqlite_store import SqliteSnapshotStore
 from .store import Snapshot, SnapshotStore
-from .text import Normalized, normalize, section_tag
+from .text import Normalized, common_prefix, common_suffix, normalize, section_tag
 
 __all__ = [
     "AnchorError",
@@ -99,6 +99,8 @@ __all__ = [
     "apply_edits",
     "capabilities_of",
     "checked_filesystem",
+    "common_prefix",
+    "common_suffix",
     "is_not_found",
     "normalize",
     "parse_patch",

@@ -27,6 +27,8 @@ DESIGN_NAMES = {
 
 
 EXPORTED = {
+    "common_prefix",
+    "common_suffix",
     "Capabilities",
     "capabilities_of",
     "checked_filesystem",
