@@ -5,6 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip
 PORT   ?= 8888
+LAB_SCRATCH ?= lab-scratch
 
 DIST   ?= dist
 
@@ -12,7 +13,7 @@ DIST   ?= dist
         dist hub-proxy hooks docs screenshots
 
 help:
-	@echo "make lab      start JupyterLab on examples/ with jupyter-hashline installed (main job)"
+	@echo "make lab      start JupyterLab on copies of examples/ with jupyter-hashline installed (main job)"
 	@echo "make demo     a scripted agent edits a notebook, told in the terminal (offline)"
 	@echo "make test     lint (Python and TypeScript), then run the whole test suite"
 	@echo "make lint     ruff and mypy on the Python side (needs no Node)"
@@ -22,7 +23,7 @@ help:
 	@echo "make bench-full  every benchmark, full repeats, peers installed and run beside"
 	@echo "make dist     the sdist and the wheel (prebuilt sidebar inside) in dist/, checked by twine"
 	@echo "make hooks    install the pre-commit hooks into .git"
-	@echo "make docs     build the documentation site into docs/_build/html (offline, warnings are errors)"
+	@echo "make docs     build the documentation site into docs/_build/html (offline, warnings are errors, links checked)"
 	@echo "make screenshots  regenerate the panel and sidebar screenshots the docs show (Chromium)"
 	@echo "make labextension  build the JupyterLab sidebar (needs Node and npm)"
 
@@ -68,9 +69,11 @@ dev: $(VENV)/.installed $(LABEXT_OUT) $(VENV)/.labext-linked
 
 # Each example notebook starts its own provider simulator inside its kernel (its scripted model
 # turns are Python functions of what the agent was shown), so `make lab` needs no other process.
+# It runs on copies of examples/ in lab-scratch/ (ignored by git; a copy you changed is kept,
+# LAB_FRESH=1 replaces them) and shuts every kernel down on exit (scripts/lab.py).
 lab: dev
-	$(BIN)/jupyter lab --allow-root --no-browser --ip=127.0.0.1 --port=$(PORT) \
-	    --ServerApp.root_dir=examples $(LAB_ARGS)
+	$(BIN)/python scripts/lab.py --port=$(PORT) --scratch=$(LAB_SCRATCH) $(if $(LAB_FRESH),--fresh) \
+	    $(LAB_ARGS)
 
 # The first example's story in the terminal: tool calls and replies, the diff, zones and cache.
 demo: dev
@@ -97,13 +100,18 @@ format: $(VENV)/.installed labextension/node_modules/.package-lock.json
 hooks: $(VENV)/.installed
 	$(BIN)/pre-commit install
 
-# Browser tests drive Debian's Chromium (Playwright cannot download browsers here). As root
-# with apt-get available it is installed once; elsewhere those tests skip and say why.
+# Browser tests drive Debian's Chromium (Playwright cannot download browsers here), and the
+# docs' curl example needs curl and jq. As root with apt-get available they are installed
+# once; elsewhere those tests skip and say why.
 browser:
 	@command -v chromium >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
 	  else echo "chromium is not installed: browser tests will be skipped"; fi; }
+	@command -v jq >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq jq curl; \
+	  else echo "jq is not installed: the docs' curl example will not be run"; fi; }
 
 # configurable-http-proxy, the proxy JupyterHub starts, for the JupyterHub test: an npm
 # package pinned in tests/jupyterhub/package.json, installed there (not globally) by `npm ci`.
@@ -120,8 +128,11 @@ test: dev lint lint-ts docs browser hub-proxy
 
 # The documentation site: Sphinx with MyST and the PyData theme. The reference pages are
 # generated from the code at build time; nothing is fetched, and any warning fails the build.
+# -E: a fresh environment, so every page's navigation follows a toctree change (about 5 s).
+# Then every link inside the site is checked, offline (scripts/check_docs_links.py).
 docs: $(VENV)/.installed
-	$(BIN)/sphinx-build -W --keep-going -q -b html docs docs/_build/html
+	$(BIN)/sphinx-build -W --keep-going -E -q -b html docs docs/_build/html
+	$(BIN)/python scripts/check_docs_links.py docs/_build/html
 
 # The screenshots the docs show are committed files, taken from a real browser: the zones
 # panel of examples/panel_demo.ipynb and JupyterLab with the first example run and the sidebar

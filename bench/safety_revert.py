@@ -37,7 +37,14 @@ from typing import Any
 
 import nbformat
 
-from bench.safety_oracle import Outcome, expected, expected_cells, load_valid, same_notebook
+from bench.safety_oracle import (
+    Outcome,
+    cell_body,
+    expected,
+    expected_cells,
+    load_valid,
+    same_notebook,
+)
 from bench.safety_scenarios import AgentKind, Conflict, PersonKind, Scenario, dump, is_legacy
 from bench.safety_strategies import _check_shown, _hashline_edits
 from jupyter_hashline.hashline import InMemorySnapshotStore
@@ -184,6 +191,9 @@ def judge_undo(
         origins: list[int | None] = list(range(len(person["cells"])))
         if same_notebook(nb, person, origins, scenario):
             return Outcome.APPLIED
+        twins = _twins_renamed(nb, person)
+        if twins is not None and same_notebook(nb, twins, origins, scenario):
+            return Outcome.APPLIED
         if final == state:
             return Outcome.UNEXPLAINED
         holds = scenario.agent.writes_rows and scenario.agent.token in final
@@ -211,6 +221,33 @@ def undo_target(scenario: Scenario) -> dict[str, Any]:
             if cell.origin == gone:
                 person["cells"][index] = read
     return person
+
+
+def _twins_renamed(final: dict[str, Any], person: dict[str, Any]) -> dict[str, Any] | None:
+    """The person's notebook with its twins' ids as `final` carries them, when exactly one twin
+    of each group keeps the group's id there (else None).
+
+    Twins are cells of the person's notebook with one id and one body (a pasted copy of a cell
+    the agent deleted, and that cell brought back). No valid notebook gives the id to both; the
+    undo brings the cell back whole under a fresh id (notebook/restore.py), and as the twins'
+    bodies are the same, nothing tells which of them was the original. The caller judges the
+    result against this notebook with the whole oracle: bodies, every other id, metadata."""
+    got, wanted = final["cells"], person["cells"]
+    if len(got) != len(wanted):
+        return None
+    groups: dict[tuple[str, str], list[int]] = {}
+    for n, cell in enumerate(wanted):
+        if isinstance(cell.get("id"), str):
+            key = (cell["id"], json.dumps(cell_body(cell), sort_keys=True))
+            groups.setdefault(key, []).append(n)
+    twins = [(cid, members) for (cid, _), members in groups.items() if len(members) > 1]
+    if not twins or any(sum(got[n].get("id") == cid for n in m) != 1 for cid, m in twins):
+        return None
+    renamed = copy.deepcopy(person)
+    for _, members in twins:
+        for n in members:
+            renamed["cells"][n]["id"] = got[n].get("id")
+    return renamed
 
 
 def _bodies(nb: dict[str, object]) -> list[str]:

@@ -6,7 +6,11 @@ and jupyter-collaboration. A person's Yjs client (the one JupyterLab uses: jupyt
 between the agent's edits (unsaved typing the agent's edit must keep). Timed, with the
 event-loop stall beside it (a pinger on `/api/status`, as in bench/server_path.py):
 - hashline: `GET hashline/read?cells=ID` of one cell + `POST hashline/patch` of one line, which
-  lands in the shared document as a granular change and saves the room.
+  lands in the shared document as a granular change, on two servers: `live_save = "wait"` (the
+  default: the reply waits for the room's whole save and reads the file back; printed for
+  comparison, no target) and `live_save = "room"` (the reply comes once the edit is in the
+  shared document; the room saves it as it saves typing). The targets are the second's: the
+  first's time is mostly jupyter-collaboration's own save of the whole document.
 Printed beside it, for scale (no ratio): the same change made directly in the person's own
 shared document (what a keystroke costs), and, with `--peer` where jupyter-mcp-server 2.2.4 is
 installed in its benchmark virtualenv (bench/safety.py installs it), the peer's
@@ -26,6 +30,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +39,7 @@ from bench.server import TOKEN, LocalServer, make_notebook
 from bench.server_path import Pinger
 
 LATENCY_TARGET_MS, STALL_TARGET_MS = 30.0, 20.0
+MODES = ("wait", "room")  # HashlineExtension.live_save, the default first
 
 
 class Person:
@@ -125,20 +131,25 @@ class Person:
         return float(self.call(work))
 
 
-def main() -> None:
-    args = parse_args("an agent's REST edit of a notebook open in a collaboration room")
-    cells, repeats = (40, 2) if args.smoke else (1_000, args.repeats)
+@dataclass(frozen=True, slots=True)
+class Timed:
+    agent_s: list[float]
+    stalls_s: list[float]
+    direct_s: list[float]
+
+
+def timed_edits(cells: int, repeats: int, live_save: str) -> Timed:
+    """The agent's read + patch beside a person typing, on a server with `live_save`."""
     work = Path(tempfile.mkdtemp(prefix="hashline-bench-room-"))
-    agent_s: list[float] = []
-    stalls_s: list[float] = []
-    direct_s: list[float] = []
+    timed = Timed([], [], [])
     try:
         root = work / "root"
         root.mkdir()
         make_notebook(root / "room.ipynb", cells)
         target = cells // 2
+        extra = (f"--HashlineExtension.live_save={live_save}",)
         with (
-            LocalServer(root, work / "home") as server,
+            LocalServer(root, work / "home", extra_args=extra) as server,
             Person(server, "room.ipynb") as person,
             Pinger(server) as pinger,
         ):
@@ -152,33 +163,53 @@ def main() -> None:
                 end = time.perf_counter()
                 assert reply["sections"][0]["written"], reply
                 if count:  # the first is the warm-up
-                    agent_s.append(end - start)
-                    stalls_s.append(pinger.worst(start, end))
-                    direct_s.append(person.direct_edit(target + 1, count))
+                    timed.agent_s.append(end - start)
+                    timed.stalls_s.append(pinger.worst(start, end))
+                    timed.direct_s.append(person.direct_edit(target + 1, count))
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    latency_ms = statistics.median(agent_s) * 1e3
-    stall_ms = max(stalls_s) * 1e3
-    row = {
-        "name": f"room, {cells:,} cells: REST read of one cell + one-line patch",
+    return timed
+
+
+def room_row(cells: int, live_save: str, timed: Timed) -> dict[str, Any]:
+    """A row; only `live_save = "room"` has the issue's targets (see the module docstring)."""
+    latency_ms = statistics.median(timed.agent_s) * 1e3
+    stall_ms = max(timed.stalls_s) * 1e3
+    targeted = live_save == "room"
+    return {
+        "name": f"room, {cells:,} cells, live_save={live_save}: read one cell + patch",
         "latency_ms": latency_ms,
         "stall_ms": stall_ms,
-        "direct_ms": statistics.median(direct_s) * 1e3,
-        "latency_target_ms": LATENCY_TARGET_MS,
-        "stall_target_ms": STALL_TARGET_MS,
-        "met": latency_ms <= LATENCY_TARGET_MS and stall_ms <= STALL_TARGET_MS,
+        "direct_ms": statistics.median(timed.direct_s) * 1e3,
+        "latency_target_ms": LATENCY_TARGET_MS if targeted else None,
+        "stall_target_ms": STALL_TARGET_MS if targeted else None,
+        "met": latency_ms <= LATENCY_TARGET_MS and stall_ms <= STALL_TARGET_MS
+        if targeted
+        else None,
     }
-    print(f"\n== {row['name']}, {repeats} repeats, a person typing between edits")
-    print(
-        f"  hashline: {latency_ms:.1f} ms median (target <= {LATENCY_TARGET_MS:g}), worst "
-        f"event-loop stall {stall_ms:.1f} ms (target <= {STALL_TARGET_MS:g})  "
-        f"{'MET' if row['met'] else 'MISSED'}"
-    )
-    direct = f"{row['direct_ms']:.2f} ms"
+
+
+def main() -> None:
+    args = parse_args("an agent's REST edit of a notebook open in a collaboration room")
+    cells, repeats = (40, 2) if args.smoke else (1_000, args.repeats)
+    rows = [room_row(cells, mode, timed_edits(cells, repeats, mode)) for mode in MODES]
+    print(f"\n== an agent's edit of a {cells:,}-cell notebook open in a room, {repeats} repeats")
+    for row in rows:
+        goal = (
+            f"(target <= {row['latency_target_ms']:g} / {row['stall_target_ms']:g} ms) "
+            f"{'MET' if row['met'] else 'MISSED'}"
+            if row["met"] is not None
+            else "(for comparison: the room's whole save before the reply)"
+        )
+        print(
+            f"  {row['name']}: {row['latency_ms']:.1f} ms median, worst event-loop stall "
+            f"{row['stall_ms']:.1f} ms {goal}"
+        )
+    direct = f"{rows[-1]['direct_ms']:.2f} ms"
     print(f"  beside it: the same change in the person's own shared document {direct}")
     path = args.json or RESULTS_DIR / "server_room.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"table": "room", "rows": [row]}, indent=1))
+    path.write_text(json.dumps({"table": "room", "rows": rows}, indent=1))
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ suppress_warnings: list[str] = []
 html_theme = "pydata_sphinx_theme"
 html_title = "jupyter-hashline"
 html_static_path = ["_static"]
+html_css_files = ["css/hashline.css"]
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,

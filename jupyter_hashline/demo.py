@@ -16,7 +16,9 @@ Invariants:
 - The scripted agent behaves like a careful model: every edit and run names the header (and
   line numbers) of what it was shown most recently (a read view or an edit preview), found in
   the request's messages, never in the file on disk; its last answer quotes the run's output.
-- The kernels a story starts are shut down when it ends (the session is closed).
+- The kernels a story starts are shut down when it ends (the session is closed). In JupyterLab
+  a session's runs use the server's kernels, one per scratch notebook; `shut_down_kernels`
+  ends them, and an example's last cell calls it.
 - `sales_notebook()` is the sample `examples/sales_analysis.ipynb` byte for byte (a test pins
   it), so the demo runs from an installed wheel where `examples/` is absent.
 """
@@ -24,12 +26,15 @@ Invariants:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import difflib
 import json
+import os
 import re
 import shutil
 import sys
 import tempfile
+import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +42,7 @@ from typing import Any
 
 import nbformat
 
-from .agent import ProviderSimulator, Session
+from .agent import ProviderSimulator, ServerInfo, Session, find_parent_server
 from .notebook import project_notebook, serialize_notebook
 
 __all__ = [
@@ -57,6 +62,7 @@ __all__ = [
     "sales_agent_script",
     "sales_notebook",
     "second_act",
+    "shut_down_kernels",
     "tool_results",
 ]
 
@@ -123,6 +129,35 @@ def copy_sample(target: str | Path, source: str | Path | None = None) -> str:
     else:
         shutil.copyfile(source, target)
     return _projection(target)
+
+
+def shut_down_kernels(*notebooks: str | Path, server: ServerInfo | None = None) -> list[str]:
+    """End the kernel sessions the Jupyter server running this kernel has for `notebooks` (the
+    scratch copies an example ran cells of), as the Running panel's Shut Down does; the paths
+    ended. Outside a server there is nothing to end: a session's own kernels stop with it."""
+    server = server or find_parent_server()
+    if server is None:
+        return []
+    root = Path(server.root_dir or os.getcwd()).resolve()
+    wanted = set()
+    for notebook in notebooks:
+        with contextlib.suppress(ValueError):  # outside the server's root: not its kernel
+            wanted.add(Path(notebook).resolve().relative_to(root).as_posix())
+    ended = []
+    for session in _server_api(server, "GET", "api/sessions") or []:
+        if session.get("path") in wanted:
+            _server_api(server, "DELETE", f"api/sessions/{session['id']}")
+            ended.append(str(session["path"]))
+    return ended
+
+
+def _server_api(server: ServerInfo, method: str, route: str) -> Any:
+    request = urllib.request.Request(
+        server.url + route, method=method, headers={"Authorization": f"token {server.token}"}
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        body = response.read()
+    return json.loads(body) if body else None
 
 
 def _projection(path: Path) -> str:

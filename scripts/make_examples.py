@@ -64,6 +64,7 @@ from jupyter_hashline.demo import (
     notebook_diff,
     run_and_show,
     sales_agent_script,
+    shut_down_kernels,
 )
 
 NOTEBOOK = "scratch/sales_agent.ipynb"
@@ -164,12 +165,14 @@ notebook `%load_ext jupyter_hashline` gives `%hashline zones` and `%hashline cac
 
 The diff of the notebook's cell-marked text, before and after the agent's edits. The cells the
 agent did not touch kept their ids, outputs and metadata. Closing the session shuts down the
-kernel it started (in JupyterLab, the notebook's kernel belongs to the server and stays).
+kernel it started; in JupyterLab its runs used the server's kernel of the scratch copy, which
+`shut_down_kernels` ends (this notebook keeps its own kernel).
 """,
     ),
     code(
         "diff",
-        "await session.aclose()\nsimulator.stop()\nprint(notebook_diff(before, NOTEBOOK))",
+        "await session.aclose()\nshut_down_kernels(NOTEBOOK)\nsimulator.stop()\n"
+        "print(notebook_diff(before, NOTEBOOK))",
     ),
 ]
 
@@ -185,7 +188,9 @@ did not change, it lands there, wherever they moved (recovered). When the person
 very line the agent edits, the edit is rejected, nothing is written, and the reply tells the
 agent what to re-read. Nobody's edit is lost.
 
-Everything runs offline against the provider simulator, on a copy in `scratch/`.
+Everything runs offline against the provider simulator, on a fresh copy of the sample
+notebook in `scratch/` (the sample as shipped, not `sales_analysis.ipynb` as you may have
+edited it: the story's checks expect the lines it knows).
 """,
     ),
     code(
@@ -205,7 +210,7 @@ from jupyter_hashline.demo import (
 )
 
 NOTEBOOK = "scratch/sales_stale.ipynb"
-before = copy_sample(NOTEBOOK, source="sales_analysis.ipynb")
+before = copy_sample(NOTEBOOK)  # the sample as shipped, whatever you did to sales_analysis
 
 
 def person_saves(change):
@@ -397,6 +402,7 @@ from jupyter_hashline.demo import (
     STORY_PROMPTS,
     copy_sample,
     sales_agent_script,
+    shut_down_kernels,
 )
 
 
@@ -413,6 +419,7 @@ async def run_story(name, system=DEFAULT_SYSTEM, compact_after=None):
                 await session.run_turn(prompt)
                 if number == compact_after:
                     session.compact("The agent read the notebook and added a region section.")
+    shut_down_kernels(notebook)  # in JupyterLab the runs used the server's kernel of the copy
     return session
 """,
     ),

@@ -5,7 +5,8 @@
 A JupyterLab process (this environment's Python, loopback only, token auth) serves a temporary
 copy of examples/; headless Chromium (Debian's, driven by Playwright) opens
 `agent_edits_notebook.ipynb`, runs all its cells in the page's kernel, waits for the reports
-at the end, scrolls the zones panel into view, opens the hashline sidebar and saves a PNG.
+at the end, scrolls the zones panel into view, opens the hashline sidebar and saves the sidebar
+with the start of the notebook, as wide as the docs show it (`DOCS_CLIP`).
 The kernel is the server's child, so the example's agent session registers with the server and
 the sidebar lists it. Offline: the model is the example's own provider simulator.
 
@@ -37,6 +38,9 @@ LABEXTENSION = REPO / "jupyter_hashline" / "labextension"
 EXAMPLE = "agent_edits_notebook.ipynb"
 SIDEBAR_ID = "jupyter-hashline-sidebar"
 TOKEN = "hashline-screenshot"
+DOCS_CLIP = {"x": 0, "y": 0, "width": 714, "height": 540}
+"""The part saved: the sidebar and the start of the notebook beside it, at the width the docs
+show images (714 px, the PyData theme's article column), so it is shown at its own size."""
 
 
 def shoot(url: str, chromium: str, out: Path) -> None:
@@ -63,7 +67,7 @@ def shoot(url: str, chromium: str, out: Path) -> None:
             panel.evaluate("el => el.closest('.jp-Cell').scrollIntoView({block: 'start'})")
             page.wait_for_timeout(1500)  # the sidebar has fetched the activity
             out.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(out))
+            page.screenshot(path=str(out), clip=DOCS_CLIP)
         finally:
             browser.close()
 

@@ -43,6 +43,9 @@ NPM_PACKAGES = ("@jupyter-widgets/html-manager@1.0.15", "requirejs@2.3.8")
 RENDERER = "npm/node_modules/@jupyter-widgets/html-manager/dist/embed-amd.js"
 REQUIRE = "npm/node_modules/requirejs/require.js"
 PANEL = ".hashline-zones-panel"
+VIEWPORT = {"width": 830, "height": 900}
+"""A page as narrow as it can be while the panel still fits the width the docs show images at
+(714 px, the PyData theme's article column), so the image is shown at its own size."""
 
 
 class StepFailed(RuntimeError):
@@ -132,7 +135,7 @@ def screenshot(url: str, out: Path, chromium: str) -> dict[str, Any]:
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
         try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page = browser.new_page(viewport=VIEWPORT)
             page.route("**/*", only_local)
             errors: list[str] = []
             page.on("pageerror", lambda err: errors.append(str(err)))

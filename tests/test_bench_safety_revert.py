@@ -6,18 +6,26 @@ corrupted, and every undo of a line the person changed is refused."""
 from __future__ import annotations
 
 import asyncio
+import copy
+import json
+import tempfile
 from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bench.safety import build_scenarios
 from bench.safety_oracle import Outcome, expected
 from bench.safety_revert import (
+    NAME,
     Family,
     RevertRow,
     judge_undo,
     revert_verdict,
     run_revert_rows,
+    run_row,
     undo_target,
 )
 from bench.safety_scenarios import AgentKind, PersonKind, dump, generated_notebooks, scenarios_for
@@ -67,3 +75,43 @@ def test_the_undo_judge_tells_outcomes_apart() -> None:
     assert judge_undo(calm, Family.ELSEWHERE, state, done, state) is Outcome.UNEXPLAINED
     # the person's change undone along with the agent's: their work is lost
     assert judge_undo(calm, Family.ELSEWHERE, state, done, calm.before) is Outcome.LOST
+
+
+def test_twins_may_trade_their_id_and_nothing_else() -> None:
+    # The person pasted a copy of the cell the agent deleted (same id, same body); the undo
+    # brings the cell back whole under a fresh id. Which twin keeps the id is not judged.
+    label, raw = next(iter(generated_notebooks(1)))
+    twin = next(
+        s
+        for s in scenarios_for(label, raw)
+        if s.agent.kind is AgentKind.DELETE_CELL and s.person_kind is PersonKind.PASTE_COPY
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "agent").mkdir()
+        (Path(tmp) / "undo").mkdir()
+        row = asyncio.run(run_row(twin, Family.STRUCTURE, Path(tmp)))
+        assert row is not None and row.outcome == "applied", row
+        final = json.loads((Path(tmp) / "undo" / NAME).read_text(encoding="utf-8"))
+    cid = json.loads(twin.before)["cells"][twin.agent.ops[0].cell]["id"]
+    first, second = (n for n, c in enumerate(final["cells"]) if c["id"].startswith(cid))
+    state = dump(final)  # stands for the person's save: only the judged file matters here
+    done = ToolOutcome("ok")
+
+    def judged(change: Callable[[list[dict[str, Any]]], None]) -> Outcome:
+        cells = copy.deepcopy(final["cells"])
+        change(cells)
+        return judge_undo(twin, Family.STRUCTURE, state, done, dump({**final, "cells": cells}))
+
+    def traded(cells: list[dict[str, Any]]) -> None:
+        cells[first]["id"], cells[second]["id"] = cells[second]["id"], cells[first]["id"]
+
+    def neither(cells: list[dict[str, Any]]) -> None:
+        cells[first]["id"], cells[second]["id"] = "other-1", "other-2"
+
+    def damaged(cells: list[dict[str, Any]]) -> None:
+        traded(cells)
+        cells[second]["metadata"] = {"tags": ["not the person's"]}
+
+    assert judged(traded) is Outcome.APPLIED
+    assert judged(neither) is Outcome.LOST
+    assert judged(damaged) is Outcome.LOST

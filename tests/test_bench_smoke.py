@@ -95,10 +95,15 @@ def check_server_path(rows: Rows, stdout: str) -> None:
 
 
 def check_server_room(payload: Any, stdout: str) -> None:
-    (row,) = payload["rows"]
-    assert row["name"].startswith("room, 40 cells")
-    assert row["latency_ms"] > 0 and row["stall_ms"] >= 0 and row["direct_ms"] > 0
-    assert (row["latency_target_ms"], row["stall_target_ms"]) == (30.0, 20.0)
+    waiting, room = payload["rows"]
+    assert waiting["name"].startswith("room, 40 cells, live_save=wait")
+    assert room["name"].startswith("room, 40 cells, live_save=room")
+    for row in (waiting, room):
+        assert row["latency_ms"] > 0 and row["stall_ms"] >= 0 and row["direct_ms"] > 0
+    assert (waiting["latency_target_ms"], waiting["met"]) == (None, None)
+    assert (room["latency_target_ms"], room["stall_target_ms"]) == (30.0, 20.0)
+    assert isinstance(room["met"], bool)
+    assert "the room's whole save before the reply" in stdout
     assert "the same change in the person's own shared document" in stdout
 
 

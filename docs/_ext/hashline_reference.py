@@ -127,12 +127,14 @@ def rest_page(document: Mapping[str, Any]) -> str:
     lines = [
         "# REST API reference",
         "",
-        "Generated from the JSON Schema the server validates against. Every route lives under "
-        "`{base_url}hashline/`, needs authentication (a Jupyter token or a login cookie; POST "
-        "routes also take the XSRF cookie/header pair when a browser sends them), and takes an "
-        "optional `X-Hashline-Agent` header naming the agent.",
+        "Generated from the JSON Schema the server validates against. "
+        + " ".join(str(info.get("description", "")).split()),
         "",
-        " ".join(str(info.get("description", "")).split()),
+        "Authenticate with the Jupyter server's token (`Authorization: token <token>`; see "
+        "[where the token comes from](../../quickstart/agents.md#where-the-token-comes-from)) or "
+        "a login cookie; a browser's POST also sends the XSRF cookie/header pair. Every route "
+        "takes an optional `X-Hashline-Agent` header naming the agent. A read then a patch with "
+        "curl: [over REST, with curl](../../quickstart/agents.md#over-rest-with-curl).",
         "",
         "## Routes",
         "",
@@ -151,10 +153,11 @@ def _operation(route: str, method: str, operation: Mapping[str, Any]) -> list[st
     lines = [f"### `{method.upper()} {route}`", "", str(operation.get("summary", "")), ""]
     params = operation.get("parameters") or []
     if params:
-        lines += ["| query | type | required | description |", "|---|---|---|---|"]
+        lines += ["| parameter | in | type | required | description |", "|---|---|---|---|---|"]
         for param in params:
             lines.append(
-                f"| `{param['name']}` | {_cell(_type_of(param.get('schema', {})))} | "
+                f"| `{param['name']}` | {param.get('in', 'query')} | "
+                f"{_cell(_type_of(param.get('schema', {})))} | "
                 f"{'yes' if param.get('required') else ''} | "
                 f"{_cell(_param_description(param))} |"
             )

@@ -29,15 +29,18 @@ are allowed.
 
 Exit codes: 0 done (applied, or a no-op reported as such; for `run`, the cells ran, even when
 one raised: its status says `error`); 1 rejected: the engine refused the edit or the run
-(stale or unknown tag, changed or unseen cells, bad anchors or syntax, a cell that is not
-code, an invalid notebook, too large, runs not allowed or read-only) and wrote and ran
-nothing; its agent-readable message is on stderr; 2 usage or I/O error (bad arguments,
+(stale or unknown tag, changed or unseen cells, bad anchors, a cell that is not code, an
+invalid notebook, too large, runs not allowed) and wrote and ran nothing; its agent-readable
+message is on stderr; 2 usage or I/O error (bad arguments, an edit that cannot be parsed,
 missing or forbidden files, an unreachable server, a kernel that would not start or died),
-message on stderr.
+message on stderr. When stdout is closed early (`... | head`) the command stops quietly with
+141, as git does.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Sequence
 
 from .common import DONE, PROG, REJECTED, USAGE
@@ -58,10 +61,28 @@ __all__ = [
 ]
 
 
+SIGPIPE_EXIT = 141
+"""128 + SIGPIPE: the status a shell shows for a process the closed pipe ended."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra and args.command != "demo":  # the demo parses its own options
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args.extra = extra
-    return int(args.run(args))
+    try:
+        code = int(args.run(args))
+        sys.stdout.flush()  # a closed pipe shows here, not at exit
+    except BrokenPipeError:
+        return quiet_broken_pipe()
+    return code
+
+
+def quiet_broken_pipe() -> int:
+    """The reader of stdout went away (`... | head`): stop quietly, as git does, with the
+    status of a process ended by SIGPIPE. Whatever the command did is done."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())  # nothing more reaches the closed pipe at exit
+    os.close(devnull)
+    return SIGPIPE_EXIT

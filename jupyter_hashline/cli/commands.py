@@ -42,15 +42,24 @@ def mcp(args: argparse.Namespace) -> int:
 def print_host_config(args: argparse.Namespace) -> int:
     """Print what an agent host needs to start this very server (`mcp --print-config HOST`)."""
     from .. import __version__
-    from ..mcp import Host, Launch, default_executable, host_config, launch_command
+    from ..mcp import (
+        TOKEN_ENV,
+        Host,
+        Launch,
+        default_executable,
+        host_config,
+        launch_command,
+    )
 
     options: list[str] = []
     env: dict[str, str] = {}
+    secrets: frozenset[str] = frozenset()
     if args.server:
         options += ["--server", args.server]
-        token = args.token or os.environ.get("JUPYTER_TOKEN")
+        secrets = frozenset({TOKEN_ENV})
+        token = args.token or os.environ.get(TOKEN_ENV)
         if token:
-            env["JUPYTER_TOKEN"] = token
+            env[TOKEN_ENV] = token
     else:
         options += ["--root", str(Path(args.root or os.getcwd()).resolve())]
         if args.store:
@@ -60,7 +69,7 @@ def print_host_config(args: argparse.Namespace) -> int:
         options.append("--allow-run")
     program = default_executable(sys.executable, Path(sys.executable).parent / PROG)
     command, *rest = launch_command(program, options)
-    launch = Launch(command, tuple(rest), env)
+    launch = Launch(command, tuple(rest), env, secrets)
     config = host_config(Host(args.print_config), launch, version=__version__)
     print(config.text, end="")
     print(config.where, file=sys.stderr)

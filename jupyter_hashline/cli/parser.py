@@ -13,6 +13,7 @@ from typing import Any
 from . import commands as other_commands
 from . import tools as tool_commands
 from .common import PROG
+from .explain import DOCS_LINK, EDIT_SYNTAX
 
 
 def add_global_options(parser: argparse.ArgumentParser) -> None:
@@ -47,8 +48,17 @@ def add_tool_commands(commands: Any) -> None:
     read.add_argument("--limit", help="how many lines to show")
     read.add_argument("--cells", help="comma-separated cell ids to show")
     read.set_defaults(run=tool_commands.read)
-    patch = commands.add_parser("patch", help="apply an edit (edit text or the JSON form)")
-    patch.add_argument("source", nargs="?", default="-", metavar="FILE|-")
+    patch = commands.add_parser(
+        "patch",
+        help="apply an edit (edit text or the JSON form)",
+        description=EDIT_SYNTAX,
+        epilog=f"{DOCS_LINK} Exit codes: 0 applied, 1 rejected (stale or unknown tag, unseen "
+        "lines, ...; nothing was written), 2 the edit or the command line is malformed.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    patch.add_argument(
+        "source", nargs="?", default="-", metavar="FILE|-", help="the edit (default -: stdin)"
+    )
     patch.set_defaults(run=tool_commands.patch)
     write = commands.add_parser("write", help="create a file or replace all of it")
     write.add_argument("path")

@@ -26,10 +26,22 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..hashline import HashlineError
+from ..hashline import (
+    AnchorError,
+    HashlineError,
+    RepeatedNoOpError,
+    StaleTagError,
+    TooLargeError,
+    UnseenLinesError,
+)
+from ..kernels import NotRunnableError
+from ..notebook import InvalidNotebookError
 from ..tools import (
     RestWorkspace,
+    RevertNotAllowedError,
+    RevertRefusedError,
     RevertRequest,
+    RunNotAllowedError,
     Source,
     ToolOutcome,
     open_directory,
@@ -37,33 +49,49 @@ from ..tools import (
     run_tool,
 )
 from .common import DONE, PROG, REJECTED, USAGE, fail
+from .explain import unknown_tag
 
 if TYPE_CHECKING:
     from ..tools import ToolWorkspace
 
-# Error kinds meaning "the engine refused this edit or run; nothing was written or ran" (exit
-# 1). Every other kind (missing or forbidden paths, I/O, an unreachable server, bad arguments,
-# kernels that fail) exits 2.
-REJECTION_KINDS = frozenset(
-    {
-        "stale_tag",
-        "unknown_tag",
-        "tag_required",
-        "unseen_lines",
-        "repeated_noop",
-        "bad_anchor",
-        "patch_syntax",
-        "invalid_notebook",
-        "too_large",
-        "conflict",
-        "stale_cells",
-        "unseen_cells",
-        "not_runnable",
-        "run_not_allowed",
-        "revert_refused",
-        "revert_not_allowed",
-    }
+REFUSALS: tuple[type[HashlineError], ...] = (
+    StaleTagError,
+    UnseenLinesError,
+    RepeatedNoOpError,
+    AnchorError,
+    InvalidNotebookError,
+    TooLargeError,
+    NotRunnableError,
+    RunNotAllowedError,
+    RevertRefusedError,
+    RevertNotAllowedError,
 )
+"""The branches of the error tree meaning "the engine refused this edit or run; nothing was
+written or ran" (exit 1), each with every error class below it. A malformed edit
+(`PatchSyntaxError`) is a usage error, like a malformed command line: exit 2."""
+
+CONFLICT_KIND = "conflict"
+"""What a server names a 409 that carries no engine kind (a refusal, like every 409)."""
+
+
+def _kinds_below(root: type[HashlineError]) -> set[str]:
+    kinds = {root.kind}
+    for sub in root.__subclasses__():
+        kinds |= _kinds_below(sub)
+    return kinds
+
+
+def rejection_kinds(refusals: tuple[type[HashlineError], ...] = REFUSALS) -> frozenset[str]:
+    """Every error kind in the tree under `refusals` (plus the server's bare `conflict`)."""
+    kinds = {CONFLICT_KIND}
+    for root in refusals:
+        kinds |= _kinds_below(root)
+    return frozenset(kinds)
+
+
+REJECTION_KINDS = rejection_kinds()
+"""The error kinds that exit 1; every other kind (missing or forbidden paths, I/O, an
+unreachable server, bad arguments or edit syntax, kernels that fail) exits 2."""
 
 
 MCP_KERNEL_IDLE_S = 1800.0
@@ -144,6 +172,8 @@ def _run_tool(
     text = outcome.text
     if name in KERNEL_TOOLS and not args.server and not outcome.is_error:
         text += f"\nnote: {FRESH_KERNEL}"
+    if outcome.kind == "unknown_tag":
+        text = unknown_tag(args, text)
     print(text, file=stream)
     return exit_code(outcome)
 

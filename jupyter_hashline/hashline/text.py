@@ -93,17 +93,26 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
-Text = TypeVar("Text", str, bytes)
+Text = TypeVar("Text", str, bytes, memoryview)
 """Texts or files' bytes: the prefix and suffix compare either."""
 _BLOCK = 4096
+_MAX_BLOCK = 1 << 20
 
 
 def common_prefix(a: Text, b: Text) -> int:
-    """Length of the longest common prefix, compared a block at a time (memcmp in C)."""
+    """Length of the longest common prefix, compared a block at a time (memcmp in C); the
+    block doubles while blocks are equal (up to `_MAX_BLOCK`), so long equal stretches cost
+    few comparisons."""
     limit = min(len(a), len(b))
-    done = 0
-    while done + _BLOCK <= limit and a[done : done + _BLOCK] == b[done : done + _BLOCK]:
-        done += _BLOCK
+    done, block = 0, _BLOCK
+    while True:
+        if done + block <= limit and a[done : done + block] == b[done : done + block]:
+            done += block
+            block = min(2 * block, _MAX_BLOCK)
+        elif block > _BLOCK:
+            block = _BLOCK  # the first unequal block: close in on it a small block at a time
+        else:
+            break
     low, high = done, min(done + _BLOCK, limit)
     while low < high:  # the longest equal prefix within the last block: binary search
         middle = (low + high + 1) // 2
@@ -115,13 +124,18 @@ def common_prefix(a: Text, b: Text) -> int:
 
 
 def common_suffix(a: Text, b: Text, limit: int) -> int:
-    """Length of the longest common suffix, at most `limit`."""
-    done = 0
-    while (
-        done + _BLOCK <= limit
-        and a[len(a) - done - _BLOCK : len(a) - done] == b[len(b) - done - _BLOCK : len(b) - done]
-    ):
-        done += _BLOCK
+    """Length of the longest common suffix, at most `limit` (blocks as `common_prefix`)."""
+    done, block = 0, _BLOCK
+    while True:
+        if done + block <= limit and (
+            a[len(a) - done - block : len(a) - done] == b[len(b) - done - block : len(b) - done]
+        ):
+            done += block
+            block = min(2 * block, _MAX_BLOCK)
+        elif block > _BLOCK:
+            block = _BLOCK
+        else:
+            break
     low, high = done, min(done + _BLOCK, limit)
     while low < high:
         middle = (low + high + 1) // 2

@@ -15,6 +15,9 @@ Invariants:
   it (root or server URL, store, whether cells may run), so pasting it reproduces the setup.
 - A server token goes into the entry's environment (`JUPYTER_TOKEN`), never into its
   arguments, which other local users can read in the process list.
+- VS Code's entry never holds a secret: `.vscode/mcp.json` is a file teams commit, so each
+  secret environment variable is a `${input:ID}` whose `inputs` entry makes VS Code ask for
+  it once (`promptString`, `password: true`) and keep it in its secret storage.
 - Pure: values in, text out. The caller finds the executable and prints.
 """
 
@@ -58,6 +61,9 @@ class Launch:
     command: str
     args: tuple[str, ...]
     env: Mapping[str, str] = field(default_factory=dict)
+    secret_env: frozenset[str] = frozenset()
+    """Names of environment variables holding secrets (set in `env` or not): hosts that can
+    ask for a secret (VS Code) ask instead of storing `env`'s value."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +88,37 @@ def _launch_json(launch: Launch, *, with_type: bool) -> dict[str, object]:
     return entry
 
 
+def _input_id(name: str) -> str:
+    return name.lower().replace("_", "-")
+
+
+def _vscode_json(launch: Launch) -> dict[str, object]:
+    """VS Code's `mcp.json`: the server entry, each secret asked for through an input."""
+    entry = _launch_json(launch, with_type=True)
+    if not launch.secret_env:
+        return {"servers": {SERVER_NAME: entry}}
+    env = {name: value for name, value in launch.env.items() if name not in launch.secret_env}
+    inputs = []
+    for name in sorted(launch.secret_env):
+        env[name] = f"${{input:{_input_id(name)}}}"
+        inputs.append(
+            {
+                "type": "promptString",
+                "id": _input_id(name),
+                "description": _SECRET_PROMPTS.get(name, name),
+                "password": True,
+            }
+        )
+    entry["env"] = env
+    return {"inputs": inputs, "servers": {SERVER_NAME: entry}}
+
+
+_SECRET_PROMPTS = {
+    TOKEN_ENV: "Token of the Jupyter server (the token= part of the URL that `jupyter server "
+    "list` prints)",
+}
+
+
 def _json(value: object) -> str:
     return json.dumps(value, indent=2) + "\n"
 
@@ -89,8 +126,7 @@ def _json(value: object) -> str:
 def host_config(host: Host, launch: Launch, *, version: str = "") -> HostConfig:
     """The text to paste into `host` for `launch` (see the module docstring)."""
     if host is Host.VSCODE:
-        text = _json({"servers": {SERVER_NAME: _launch_json(launch, with_type=True)}})
-        return HostConfig(text, _WHERE[host])
+        return HostConfig(_json(_vscode_json(launch)), _WHERE[host])
     if host is Host.CLAUDE_CODE:
         words = ["claude", "mcp", "add", SERVER_NAME]
         for name, value in launch.env.items():
@@ -132,7 +168,8 @@ _WHERE = {
     ),
     Host.VSCODE: (
         "Merge into .vscode/mcp.json in the workspace (or the user mcp.json: command palette > "
-        "MCP: Open User Configuration)."
+        "MCP: Open User Configuration). A server token is not in it: VS Code asks for it when "
+        "the server first starts and keeps it in its secret storage."
     ),
     Host.CLAUDE_CODE: "Run this command in a shell (add `--scope user` for every project).",
     Host.JUPYTER_AI: "Jupyter AI uses the server's entry point; follow the steps above.",

@@ -206,10 +206,12 @@ class NotebookFilesystem(Filesystem):
             return WriteResult(self._view(planned))
         written, reports = planned
         base = current.nb if current is not None else None
-        landed, write_notes = await self._write_notebook(path, written, base)
-        view = await offloaded(size, lambda: self._view(self._landed(path, written, landed)))
+        landed = await self._write_notebook(path, written, base)
+        data = _landed_bytes(written, landed)
+        view = await offloaded(size, lambda: self._view(self._landed(path, written, data)))
         notes, warnings = split_notes(reports)
-        return WriteResult(view, (*warnings, *write_notes), notes)
+        said = landed or WriteResult("")
+        return WriteResult(view, (*warnings, *said.warnings), (*notes, *said.notes))
 
     def _planned(
         self, path: str, current: LoadedNotebook | None, content: str
@@ -306,9 +308,10 @@ class NotebookFilesystem(Filesystem):
             written, notes = self._serialize(path, current, merged, match)
             splice_views(current, written)
             notes = (*notes, *_invalid_notes(path, written, problem))
-        landed, write_notes = await self._write_notebook(path, written, current.nb)
-        loaded = self._landed(path, written, landed)
-        return WriteResult(self._view(loaded), (*warnings, *notes, *write_notes))
+        landed = await self._write_notebook(path, written, current.nb)
+        loaded = self._landed(path, written, _landed_bytes(written, landed))
+        said = landed or WriteResult("")
+        return WriteResult(self._view(loaded), (*warnings, *notes, *said.warnings), said.notes)
 
     def view_of(self, path: str, text: str) -> str:
         """What a read of notebook `path` shows when its file holds `text` (e.g. the file as a
@@ -392,20 +395,19 @@ class NotebookFilesystem(Filesystem):
 
     async def _write_notebook(
         self, path: str, written: LoadedNotebook, base: Mapping[str, Any] | None
-    ) -> tuple[bytes, tuple[str, ...]]:
-        """Write a notebook (its bytes, or the notebook itself to a `NotebookStorage`); the
-        bytes as they landed and the storage's notes."""
+    ) -> WriteResult | None:
+        """Write a notebook (its bytes, or the notebook itself to a `NotebookStorage`): what
+        the storage says landed, or None when the bytes landed as they are."""
         data = written.raw
         if self._notebooks is not None:
             stored = await self._notebooks.write_notebook(path, written.nb, data, base)
             if stored is not None:
-                return stored.text.encode("utf-8", "surrogatepass"), stored.warnings
+                return stored
         storage = await self._bytes_of(path)
         if storage is not None:
             await storage.write_bytes(path, data)
-            return data, ()
-        landed = await self._inner_write(path, data.decode("utf-8"))
-        return landed.text.encode("utf-8", "surrogatepass"), landed.warnings
+            return None
+        return await self._inner_write(path, data.decode("utf-8"))
 
     async def _read(self, path: str) -> LoadedNotebook:
         raw, text = await self._fetch(path)
@@ -580,6 +582,11 @@ class NotebookFilesystem(Filesystem):
                 "written. Nothing was written. Repair it (e.g. open and save it in JupyterLab, "
                 "or restore it from version control), then read it again."
             )
+
+
+def _landed_bytes(written: LoadedNotebook, landed: WriteResult | None) -> bytes:
+    """The bytes a notebook write landed: the storage's text, else the bytes written."""
+    return written.raw if landed is None else landed.text.encode("utf-8", "surrogatepass")
 
 
 def _invalid_notes(path: str, written: LoadedNotebook, problem: str | None) -> tuple[str, ...]:

@@ -235,6 +235,10 @@ class LoadedNotebook:
         schema problems of cells are left to the writes that change those cells."""
         return self.top_level_problem() or self.survey.broken
 
+    def cached_view(self, fmt: str, default: Any = None) -> Any:
+        """The view `fmt` if it was computed, else `default` (nothing is computed)."""
+        return self._views.get(fmt, default)
+
     def view(self, fmt: str, render: Callable[[Notebook, str], Any]) -> Any:
         """`render(nb, fmt)`, computed once per `fmt` (jupytext texts, annotations, ...)."""
         if fmt not in self._views:

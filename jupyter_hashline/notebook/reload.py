@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..hashline.text import common_prefix, common_suffix
-from .layout import HEAD, CellLayout, Span, locate_run, top_level_tail
+from .layout import HEAD, SEPARATOR, CellLayout, Span, locate_run, top_level_tail
 from .loading import (
     CellSurvey,
     LoadedNotebook,
@@ -44,6 +44,7 @@ from .loading import (
     version_flags,
 )
 from .validation import structure_problem
+from .validity import carry_validity
 
 __all__ = ["reload_notebook"]
 
@@ -115,9 +116,11 @@ def _new_cells(
     new_layout = None
     if found.spans is not None:
         new_layout = _spliced(layout, stretch, found, survey, len(raw) - len(old.raw))
-    return LoadedNotebook(
+    loaded = LoadedNotebook(
         raw, nb, layout=new_layout, survey=survey, top_level=old.top_level_problem()
     )
+    carry_validity(old, loaded, parsed)
+    return loaded
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,16 +142,22 @@ def _parse_stretch(
     """The cells in `raw[start:stop]`: where they are laid out as nbformat writes them, each
     cell whose bytes equal an old cell's (in order) is that old cell, the others are parsed
     alone; elsewhere the stretch is parsed as array elements."""
-    spans = locate_run(raw, stretch.start, stretch.stop)
-    try:
-        if spans is None:
-            cells = parse_json(b"[" + raw[stretch.start : stretch.stop] + b"]", path)
+    old_spans = layout.spans[stretch.first : stretch.last + 1]
+    walked = _walk(raw, stretch, old.raw, old_spans)
+    if walked is None:
+        located = locate_run(raw, stretch.start, stretch.stop)
+        if located is None:
+            try:
+                cells = parse_json(b"[" + raw[stretch.start : stretch.stop] + b"]", path)
+            except ValueError:
+                return None
             if not isinstance(cells, list):
                 return None
             return _checked(_Found(cells, None, tuple(range(len(cells))), {}))
-        old_cells = old.nb["cells"][stretch.first : stretch.last + 1]
-        old_spans = layout.spans[stretch.first : stretch.last + 1]
-        kept = _same_bytes(raw, spans, old.raw, old_spans)
+        walked = located, _same_bytes(raw, located, old.raw, old_spans)
+    spans, kept = walked
+    old_cells = old.nb["cells"][stretch.first : stretch.last + 1]
+    try:
         cells = [
             old_cells[kept[n]] if n in kept else parse_json(raw[start:end], path)
             for n, (start, end) in enumerate(spans)
@@ -157,6 +166,112 @@ def _parse_stretch(
         return None
     parsed = tuple(n for n in range(len(cells)) if n not in kept)
     return _checked(_Found(cells, spans, parsed, kept))
+
+
+def _walk(
+    raw: bytes, stretch: _Stretch, old_raw: bytes, old_spans: Sequence[Span]
+) -> tuple[list[Span], dict[int, int]] | None:
+    """The spans of the cells in `raw[stretch.start:stretch.stop]` and which of them are old
+    cells (new index -> index in `old_spans`), found by the old cells' bytes: each old cell is
+    first looked for where the previous cell ends (it is there unless something changed just
+    before it), else searched for further on (`bytes.find`, in C), so the walk costs what
+    changed plus byte comparisons, however far apart the changes are. The bytes between two
+    found cells must be a run of cells laid out as nbformat writes them (`locate_run`). None
+    when that is not so, or when an old cell is not found among the next `_LOOKAHEAD` (the
+    caller then locates the whole stretch)."""
+    view, old_view = memoryview(raw), memoryview(old_raw)
+    spans: list[Span] = []
+    kept: dict[int, int] = {}
+    at, stop, k = stretch.start, stretch.stop, 0
+    while at < stop:
+        k, at = _same_run(view, old_view, old_spans, k, at, stop, spans, kept)
+        if at >= stop:
+            return (spans, kept) if at == stop else None
+        found = _next_old(raw, view, old_raw, old_view, old_spans, k, at, stop)
+        if found is None:  # no old cell left here: the rest is new or changed cells
+            run = locate_run(raw, at, stop)
+            return None if run is None else ([*spans, *run], kept)
+        j, where = found
+        if where > at:
+            run = locate_run(raw, at, where - len(SEPARATOR))
+            if run is None:
+                return None
+            spans += run
+        size = old_spans[j][1] - old_spans[j][0]
+        kept[len(spans)] = j
+        spans.append((where, where + size))
+        at, k = where + size + len(SEPARATOR), j + 1
+        if where + size == stop:
+            return spans, kept
+    return None
+
+
+def _same_run(
+    view: memoryview,
+    old_view: memoryview,
+    old_spans: Sequence[Span],
+    k: int,
+    at: int,
+    stop: int,
+    spans: list[Span],
+    kept: dict[int, int],
+) -> tuple[int, int]:
+    """Old cells `k`, `k + 1`, ... whose bytes (and the separator after each) lie unchanged
+    at `at` onwards, found by one common-prefix comparison (in C), added to `spans` and
+    `kept`; the next old cell and where the next element starts (`stop`: the stretch is all
+    done; past `stop`: it is not a run of elements)."""
+    if k >= len(old_spans):
+        return k, at
+    base, end = old_spans[k][0], old_spans[-1][1]
+    same = common_prefix(old_view[base:end], view[at:stop])
+    if same == end - base and at + same == stop:
+        last = len(old_spans)  # every remaining old cell, to the end of the stretch
+    else:
+        last = bisect_right(old_spans, base + same - len(SEPARATOR), lo=k, key=lambda s: s[1])
+    if last == k:
+        return k, at
+    shift = at - base
+    first = len(spans)
+    spans.extend((start + shift, finish + shift) for start, finish in old_spans[k:last])
+    kept.update(zip(range(first, len(spans)), range(k, last), strict=True))
+    after = spans[-1][1]
+    return last, after if after == stop else after + len(SEPARATOR)
+
+
+_LOOKAHEAD = 4
+
+
+def _next_old(
+    raw: bytes,
+    view: memoryview,
+    old_raw: bytes,
+    old_view: memoryview,
+    old_spans: Sequence[Span],
+    k: int,
+    at: int,
+    stop: int,
+) -> tuple[int, int] | None:
+    """The first of old cells `k`, `k + 1`, ... (at most `_LOOKAHEAD`) whose bytes are a whole
+    element at `at` or after it (followed by a separator or ending at `stop`; after `at`,
+    preceded by a separator), and where it starts; None when none is."""
+    for j in range(k, min(len(old_spans), k + _LOOKAHEAD)):
+        start, end = old_spans[j]
+        size = end - start
+        if view[at : at + size] == old_view[start:end] and _ends_element(raw, at + size, stop):
+            return j, at  # (cells k..j-1 are gone)
+        where = raw.find(old_raw[start:end], at + len(SEPARATOR) + 1, stop)
+        while where != -1:
+            after = where + end - start
+            if raw.startswith(SEPARATOR, where - len(SEPARATOR)) and _ends_element(
+                raw, after, stop
+            ):
+                return j, where
+            where = raw.find(old_raw[start:end], where + 1, stop)
+    return None
+
+
+def _ends_element(raw: bytes, end: int, stop: int) -> bool:
+    return end == stop or (end < stop and raw.startswith(SEPARATOR, end))
 
 
 def _checked(found: _Found) -> _Found | None:

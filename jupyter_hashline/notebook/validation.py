@@ -148,10 +148,17 @@ def known_problem(nb: Mapping[str, Any]) -> str | None:
     return notebook_problem(nb)
 
 
-def _ids_ok(nb: Mapping[str, Any]) -> bool:
+def cells_pass_screen(nb: Mapping[str, Any], cells: Iterable[Any]) -> bool:
+    """Whether `cells` (of `nb`) pass the screen `known_problem` applies to every cell: a
+    notebook known valid whose other cells did not change is valid when they do."""
+    cells = list(cells)
+    return all(map(_looks_valid, cells)) and _ids_ok(nb, cells)
+
+
+def _ids_ok(nb: Mapping[str, Any], cells: Iterable[Any] | None = None) -> bool:
     """No id in a notebook older than 4.5; in 4.5 and later, every id well formed."""
     legacy = is_legacy(nb)
-    for cell in nb.get("cells", []):
+    for cell in nb.get("cells", []) if cells is None else cells:
         cid = cell.get("id")
         if (cid is not None) if legacy else not (isinstance(cid, str) and _ID.match(cid)):
             return False

@@ -11,8 +11,10 @@ Invariants:
 - Otherwise it is written, and `still_invalid` words the problem the written notebook still
   has, on every write of it (the first and every later one alike), until it is repaired.
 - Cost follows what changed: the changed cells are validated alone; whether the rest is
-  valid is known from the version written before (kept on the loaded notebook), or found
-  once per version read by `known_problem`'s screen (a few lookups per cell).
+  valid is known from the version written before (kept on the loaded notebook), or carried
+  from the version before a person's save when the cells it changed pass the screen
+  (`carry_validity`, reload.py), or found once per version read by `known_problem`'s screen
+  (a few lookups per cell).
 """
 
 from __future__ import annotations
@@ -24,18 +26,33 @@ from .cellmatch import CellMatch
 from .errors import InvalidNotebookError
 from .ids import display_ids
 from .loading import LoadedNotebook
-from .validation import cells_problem, known_problem, notebook_problem, top_level_problem
+from .validation import (
+    cells_pass_screen,
+    cells_problem,
+    known_problem,
+    notebook_problem,
+    top_level_problem,
+)
 
-__all__ = ["SCHEMA_VIEW", "check_write", "remember_problem", "still_invalid"]
+__all__ = ["SCHEMA_VIEW", "carry_validity", "check_write", "remember_problem", "still_invalid"]
 
 SCHEMA_VIEW = "schema problem"
 """The view of a loaded notebook holding its schema problem (None: valid)."""
+_UNKNOWN = object()
 
 
 def current_problem(loaded: LoadedNotebook) -> str | None:
     """The schema problem of a loaded notebook, or None (found once per version)."""
     found: str | None = loaded.view(SCHEMA_VIEW, lambda nb, _: known_problem(nb))
     return found
+
+
+def carry_validity(old: LoadedNotebook, new: LoadedNotebook, changed: Sequence[Any]) -> None:
+    """Known valid: `new`, the version after `old` in which only the `changed` cells are new
+    or different (the top level the same), when `old` was known valid and those cells pass
+    the screen; the other cells are not screened again. Otherwise nothing is known yet."""
+    if old.cached_view(SCHEMA_VIEW, _UNKNOWN) is None and cells_pass_screen(new.nb, changed):
+        remember_problem(new, None)
 
 
 def remember_problem(loaded: LoadedNotebook, problem: str | None) -> None:

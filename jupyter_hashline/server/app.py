@@ -68,6 +68,16 @@ class HashlineExtension(ExtensionApp):
         "layout reproduces is written in nbformat's layout, with a warning), or 'nbformat' "
         "(Jupyter's own layout, the whole file). Each edit or write call may choose too.",
     ).tag(config=True)
+    live_save = Enum(
+        ["wait", "room"],
+        default_value="wait",
+        help="When an edit of a notebook open in JupyterLab (a collaboration room) replies: "
+        "'wait' saves the room and replies with the file as it landed on disk (durable when "
+        "acknowledged); 'room' replies as soon as the edit is in the shared document, which "
+        "the room saves as it saves a person's typing (within jupyter-collaboration's "
+        "document_save_delay): much faster on large notebooks, but an edit acknowledged "
+        "shortly before the server dies can be lost, as unsaved typing can.",
+    ).tag(config=True)
     max_request_bytes = Int(16 * MIB, help="Request bodies larger than this get 413 (bytes).").tag(
         config=True
     )
@@ -170,6 +180,7 @@ class HashlineExtension(ExtensionApp):
             seen_lines=SeenLinesPolicy(self.seen_lines),
             projection=self.projection,
             layout=self.layout,
+            live_save=self.live_save,
             max_request_bytes=self.max_request_bytes,
             max_patch_bytes=self.max_patch_bytes,
             max_file_bytes=self.max_file_bytes,

@@ -43,6 +43,7 @@ class HashlineSettings:
     seen_lines: SeenLinesPolicy = SeenLinesPolicy.REJECT
     projection: str = "hashline"
     layout: str = "keep"
+    live_save: str = "wait"
     max_request_bytes: int = 16 * MIB
     max_patch_bytes: int = 16 * MIB
     max_file_bytes: int = 64 * MIB

@@ -66,6 +66,7 @@ _PATH_PARAMETER = {
     "in": "path",
     "required": True,
     "schema": {"type": "string", "pattern": "^[A-Za-z0-9._-]{1,64}$"},
+    "description": "The id the session was registered with (POST sessions).",
 }
 
 

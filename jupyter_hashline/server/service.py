@@ -152,7 +152,11 @@ def build_service(
         read_only=settings.read_only,
         max_file_bytes=settings.max_file_bytes,
     )
-    live = LiveContentsFilesystem(contents, rooms) if rooms is not None else None
+    live = (
+        LiveContentsFilesystem(contents, rooms, wait_for_save=settings.live_save == "wait")
+        if rooms is not None
+        else None
+    )
     workspace: Workspace = open_workspace(
         live if live is not None else contents,
         store,

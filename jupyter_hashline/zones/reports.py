@@ -129,7 +129,11 @@ def report_cache(session: ZoneSession) -> str:
     ]
     recent = ledger.turns[-RECENT_TURNS:]
     if recent:
-        lines.append("recent requests (newest last):")
+        lines.append(
+            "recent requests (newest last; in: input tokens, cached: what the provider served "
+            "from its cache, reusable: what it could have, the part repeated from the previous "
+            "request, 0 past the cache's TTL or under the provider's minimum):"
+        )
         lines += [_turn_line(turn) for turn in recent]
     return "\n".join(lines)
 
@@ -143,7 +147,7 @@ def _turn_line(turn: LedgerTurn) -> str:
         verdict = "hit" if turn.cached_tokens else "ok (nothing reusable yet)"
     return (
         f"  #{turn.index} {turn.provider.value}: in {turn.input_tokens:,}, cached "
-        f"{turn.cached_tokens:,} ({turn.hit_ratio:.1%}), expected {turn.expected_reusable_tokens:,}"
+        f"{turn.cached_tokens:,} ({turn.hit_ratio:.1%}), reusable {turn.expected_reusable_tokens:,}"
         f" - {verdict}"
     )
 

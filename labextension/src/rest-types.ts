@@ -250,6 +250,7 @@ export interface SnapshotsResponse {
 
 /** GET activity[?limit=N] */
 export interface ActivityQuery {
+  /** At most this many records, newest first (default: every record the server keeps, at most HashlineExtension.activity_limit). */
   limit?: string;
 }
 

@@ -57,7 +57,7 @@ def test_patch_reads_a_file_in_either_form_and_exits_by_outcome(
     text = tmp_path / "edit.txt"
     text.write_text("[analysis.ipynb#ZZZZ]\nexplode 1\n")
     code, out, err = run(capsys, "--root", str(root), "patch", str(text))
-    assert (code, out) == (1, "") and "Edit not understood" in err
+    assert (code, out) == (2, "") and "Edit not understood" in err  # malformed: usage
     assert (
         nbformat.read(root / NOTEBOOK, as_version=4).cells[2].source == 'total = df["amount"].sum()'
     )
@@ -133,7 +133,7 @@ def test_store_choices_decide_whether_tags_survive_the_process(
     _, view, _ = run(capsys, "--root", str(root), "--store", ":memory:", "read", NOTEBOOK)
     edit.write_text(f"{header_of(view)}\ninsert tail:\n+# end\n")
     code, _, err = run(capsys, "--root", str(root), "--store", ":memory:", "patch", str(edit))
-    assert code == 1 and "not from this session" in err
+    assert code == 1 and "is not a tag the snapshot store :memory: holds" in err
     monkeypatch.setenv("JUPYTER_HASHLINE_STORE", str(tmp_path / "mine.sqlite3"))
     run(capsys, "--root", str(root), "read", NOTEBOOK)
     assert (tmp_path / "mine.sqlite3").is_file() and not default_store_path(root).exists()

@@ -11,7 +11,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from bench.server import TOKEN, LocalServer
 from jupyter_hashline import demo
+from jupyter_hashline.agent.registration import ServerInfo
 from jupyter_hashline.demo import Exchange, exchanges, find_row, latest_tag, line_of
 
 REPO = Path(__file__).resolve().parents[2]
@@ -30,6 +32,8 @@ def check_story(out: str) -> None:
     assert "+++ sales_analysis.ipynb (after)" in out and "+## Totals by region" in out
     assert "Three zones: prefix" in out and "Rebuild audit: no rebuilds" in out
     assert "Cache: hit ratio" in out and "misses: 0 (none)" in out
+    assert "reusable: what it could have" in out  # every column of the table is explained
+    assert ", reusable " in out and "expected" not in out
     act = out[out.index("Act 2:") :]
     assert "image attached: cell " in act and "output [1], image/png 640x320" in act
     assert "image content for the agent (" in act and ": 3 blue bars on white" in act
@@ -142,3 +146,30 @@ def test_exchanges_pair_calls_with_their_replies() -> None:
     assert text.startswith("agent calls notebook_edit with the patch:\n    [a.ipynb#12AB]")
     assert "error reply:\n    Edit rejected" in text
     assert calls[0].to_text().startswith('agent calls notebook_read(path="a.ipynb")')
+
+
+@pytest.mark.slow
+def test_shut_down_kernels_ends_the_servers_kernels_of_the_scratch_copies(tmp_path: Path) -> None:
+    """In JupyterLab an example's runs use the server's kernel of its scratch copy; its last
+    cell ends that kernel's session, and only that one."""
+    root = tmp_path / "lab"
+    (root / "scratch").mkdir(parents=True)
+    with LocalServer(root, tmp_path / "home") as server:
+        client = server.client()
+        for path in ("scratch/sales_agent.ipynb", "mine.ipynb"):
+            status, _ = client.request(
+                "POST", "/api/sessions", {"path": path, "type": "notebook", "name": path}
+            )
+            assert status == 201
+        info = ServerInfo(f"http://127.0.0.1:{server.port}/", TOKEN, str(root))
+        outside = tmp_path / "elsewhere.ipynb"
+        ended = demo.shut_down_kernels(root / "scratch/sales_agent.ipynb", outside, server=info)
+        _, sessions = client.request("GET", "/api/sessions")
+        _, kernels = client.request("GET", "/api/kernels")
+    assert ended == ["scratch/sales_agent.ipynb"]
+    assert [session["path"] for session in sessions] == ["mine.ipynb"]  # a person's stays
+    assert len(kernels) == 1
+
+
+def test_shut_down_kernels_outside_a_server_has_nothing_to_end(tmp_path: Path) -> None:
+    assert demo.shut_down_kernels(tmp_path / "scratch" / "x.ipynb") == []  # pytest: no server

@@ -136,6 +136,20 @@ def test_stale_edits_notebook(tmp_path: Path) -> None:
     assert final["summary"] == 'print("average month:", round(statistics.mean(totals.values()), 1))'
 
 
+def test_stale_edits_runs_on_its_own_copy_whatever_a_person_did_to_the_sample(
+    tmp_path: Path,
+) -> None:
+    """`make lab` keeps a person's changes to sales_analysis.ipynb; the stale-edits story starts
+    from the sample as shipped, so its checks still hold."""
+    nb = nbformat.read(EXAMPLES / "sales_analysis.ipynb", as_version=4)
+    nb.cells.insert(0, nbformat.v4.new_markdown_cell("A person's note.", id="their-note"))
+    nb.cells[-1].source = 'print("changed by a person")'
+    nbformat.write(nb, tmp_path / "sales_analysis.ipynb")
+    done = execute("stale_edits.ipynb", tmp_path)  # its own asserts hold
+    assert "Edit rejected" in text_of(done, "person-edits-summary")
+    assert "changed by a person" in (tmp_path / "sales_analysis.ipynb").read_text()
+
+
 def test_cache_drift_notebook(tmp_path: Path) -> None:
     nb = execute("cache_drift.ipynb", tmp_path)
     assert "misses: 0 (none)" in text_of(nb, "steady")
@@ -153,10 +167,16 @@ def test_cache_drift_notebook(tmp_path: Path) -> None:
     assert ratios["steady"] > ratios["compacted"] > ratios["clock"]
 
 
-@pytest.mark.parametrize("name", ["agent_edits_notebook.ipynb", "stale_edits.ipynb"])
-def test_examples_start_from_a_clean_copy(name: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "copy"),
+    [
+        ("agent_edits_notebook.ipynb", 'copy_sample(NOTEBOOK, source="sales_analysis.ipynb")'),
+        ("stale_edits.ipynb", "copy_sample(NOTEBOOK)"),  # the sample as shipped: it checks lines
+    ],
+)
+def test_examples_start_from_a_clean_copy(name: str, copy: str) -> None:
     """Each example copies the sample into scratch/ first, so re-running starts over."""
     nb = nbformat.read(EXAMPLES / name, as_version=4)
     setup = next(c for c in nb.cells if c.get("id") == "setup")
-    assert 'copy_sample(NOTEBOOK, source="sales_analysis.ipynb")' in setup.source
+    assert copy in setup.source
     assert 'NOTEBOOK = "scratch/' in setup.source

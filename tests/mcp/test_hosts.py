@@ -18,6 +18,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from bench.server import TOKEN, LocalServer
 from jupyter_hashline.mcp.hosts import Host, Launch, default_executable, host_config
 from jupyter_hashline.tools import TOOL_NAMES
 
@@ -108,3 +109,47 @@ def test_vscode_uses_its_servers_key() -> None:
             }
         }
     }
+
+
+def test_the_vscode_entry_asks_for_the_token_instead_of_storing_it() -> None:
+    argv = ["--server", "http://127.0.0.1:8888/", "--token", "s3cret", "mcp", "--print-config"]
+    text, where = print_config(*argv, "vscode")
+    assert "s3cret" not in text  # .vscode/mcp.json is a file teams commit
+    config = json.loads(text)
+    (prompt,) = config["inputs"]
+    assert prompt["type"] == "promptString" and prompt["password"] is True
+    assert "jupyter server list" in prompt["description"]
+    entry = config["servers"]["jupyter-hashline"]
+    assert entry["env"] == {"JUPYTER_TOKEN": f"${{input:{prompt['id']}}}"}
+    assert "asks for it" in where
+    # without a token at hand the entry is the same: the token is always asked for
+    assert json.loads(print_config(*argv[:2], *argv[4:], "vscode")[0]) == config
+    # no server, no secret: no inputs
+    assert "inputs" not in json.loads(print_config("mcp", "--print-config", "vscode")[0])
+
+
+def vscode_launch(text: str, answers: dict[str, str]) -> Launch:
+    """The server entry of a VS Code `mcp.json` with each `${input:ID}` answered, as VS Code
+    does when it starts the server."""
+    config = json.loads(text)
+    entry = config["servers"]["jupyter-hashline"]
+    env = dict(entry.get("env", {}))
+    for prompt in config.get("inputs", []):
+        for name, value in env.items():
+            env[name] = value.replace(f"${{input:{prompt['id']}}}", answers[prompt["id"]])
+    return Launch(entry["command"], tuple(entry["args"]), env)
+
+
+@pytest.mark.slow
+async def test_the_vscode_entry_with_the_token_answered_edits_through_the_server(
+    root: Path, tmp_path: Path
+) -> None:
+    with LocalServer(root, tmp_path / "home") as server:
+        url = f"http://127.0.0.1:{server.port}/"
+        text, _ = print_config("--server", url, "mcp", "--print-config", "vscode")
+        launch = vscode_launch(text, {"jupyter-token": TOKEN})
+        env = {"JUPYTER_DATA_DIR": os.environ["JUPYTER_DATA_DIR"], **launch.env}
+        params = StdioServerParameters(command=launch.command, args=list(launch.args), env=env)
+        async with Client(params) as client:
+            result = await client.call_tool("notebook_read", {"path": "analysis.ipynb"})
+    assert not result.is_error and result.content[0].text.startswith("[analysis.ipynb#")

@@ -25,6 +25,8 @@ from jupyter_hashline.notebook import NotebookFilesystem, load_notebook, seriali
 from jupyter_hashline.notebook.loading import LoadedNotebook, splice_views
 from jupyter_hashline.notebook.reload import reload_notebook
 from jupyter_hashline.notebook.serialize import cell_json
+from jupyter_hashline.notebook.validation import known_problem
+from jupyter_hashline.notebook.validity import SCHEMA_VIEW, current_problem
 
 CHANGES = ("source", "outputs", "metadata", "insert", "delete", "move", "top", "indent")
 
@@ -97,12 +99,14 @@ def test_reloading_by_what_changed_equals_loading_the_whole_file(
 ) -> None:
     old = load_notebook(serialize_notebook(nb).encode("utf-8"))
     assert old.projection  # a version the reader saw
+    current_problem(old)  # and whose validity a write found
     new_nb, canonical = changed(nb, data)
     raw = as_bytes(new_nb, canonical)
     got = reload_notebook(old, raw, "nb.ipynb")
     if got is None:
         return
     assert_same(got, load_notebook(raw))
+    assert current_problem(got) == known_problem(got.nb)
     assert_exact_layout(got)
     again = reload_notebook(got, as_bytes(changed(new_nb, data)[0], True), "nb.ipynb")
     if again is not None:  # a chain of versions stays exact
@@ -203,3 +207,61 @@ async def test_a_person_saving_between_edits_costs_the_cells_they_changed(tmp_pa
         raw = (tmp_path / "a.ipynb").read_text(encoding="utf-8")
         assert raw == nbformat.writes(nbformat.reads(raw, as_version=4)) + "\n"
         assert f"x_30 = {round_}" in raw and f"# saved {round_}" in raw
+
+
+def test_changes_far_apart_cost_the_changed_cells_not_the_stretch_between() -> None:
+    nb = many_cells(200)
+    old = load_notebook(serialize_notebook(nb).encode("utf-8"))
+    new = copy.deepcopy(nb)
+    new["cells"][3]["source"] = "changed = 3"
+    del new["cells"][100]
+    new["cells"].insert(150, {"cell_type": "markdown", "id": "m", "metadata": {}, "source": "hi"})
+    new["cells"][196]["outputs"] = []
+    raw = serialize_notebook(new).encode("utf-8")
+    got = reload_notebook(old, raw, "nb.ipynb")
+    assert got is not None
+    assert_same(got, load_notebook(raw))
+    assert_exact_layout(got)
+    fresh = [n for n, c in enumerate(got.nb["cells"]) if not any(c is o for o in old.nb["cells"])]
+    assert fresh == [3, 150, 196]  # every other cell is the object it was, wherever it is
+
+
+def test_cells_with_the_same_bytes_are_matched_in_order() -> None:
+    # a notebook without ids (4.4) whose cells are byte-for-byte alike: whichever old cell a
+    # new one is taken for, the notebook equals a whole parse of the file
+    same = {"cell_type": "markdown", "metadata": {}, "source": "same"}
+    other = {"cell_type": "markdown", "metadata": {}, "source": "other"}
+    nb = {"cells": [copy.deepcopy(same) for _ in range(5)] + [other], "metadata": {},
+          "nbformat": 4, "nbformat_minor": 4}  # fmt: skip
+    old = load_notebook(serialize_notebook(nb).encode("utf-8"))
+    for change in range(4):
+        new = copy.deepcopy(nb)
+        if change == 0:
+            del new["cells"][1]
+        elif change == 1:
+            new["cells"].insert(2, copy.deepcopy(same))
+        elif change == 2:
+            new["cells"][2]["source"] = "changed"
+        else:
+            del new["cells"][4:6]
+        raw = serialize_notebook(new).encode("utf-8")
+        got = reload_notebook(old, raw, "nb.ipynb")
+        assert got is not None, change
+        assert_same(got, load_notebook(raw))
+        assert_exact_layout(got)
+
+
+def test_a_reload_carries_validity_only_through_cells_that_pass_the_screen() -> None:
+    nb = many_cells(50)
+    old = load_notebook(serialize_notebook(nb).encode("utf-8"))
+    assert current_problem(old) is None
+    fine, broken = copy.deepcopy(nb), copy.deepcopy(nb)
+    fine["cells"][30]["source"] = "still valid"
+    del broken["cells"][30]["outputs"]  # a code cell without outputs breaks the schema
+    got = reload_notebook(old, serialize_notebook(fine).encode("utf-8"), "nb.ipynb")
+    assert got is not None
+    assert got.cached_view(SCHEMA_VIEW, "unknown") is None  # known without a screen
+    bad = reload_notebook(old, serialize_notebook(broken).encode("utf-8"), "nb.ipynb")
+    assert bad is not None
+    assert bad.cached_view(SCHEMA_VIEW, "unknown") == "unknown"
+    assert current_problem(bad) is not None and "outputs" in str(current_problem(bad))

@@ -292,3 +292,27 @@ async def test_a_missing_save_hook_degrades_to_the_contents_path(
         assert disk_sources(jp_root_dir / NB) == ["a = 1", "b = 20"]
         assert any("_save_to_disc" in r.getMessage() for r in caplog.records)
         await until(lambda: source(shared, 1) == "b = 20", "the room to reload from disk")
+
+
+@pytest.mark.parametrize("hashline_config", [{"live_save": "room"}], indirect=True)
+async def test_live_save_room_replies_from_the_room_and_the_room_saves_it(
+    api: Api, jp_root_dir: Path, jp_serverapp: Any, open_in_lab: OpenInLab, room_events: list[str]
+) -> None:
+    write_notebook(jp_root_dir / NB, "a = 1", "b = 2")
+    want = ["a = 1  # typed, not saved", "b = 20"]
+    async with open_in_lab(NB) as person:
+        type_into(person, 0, 5, "  # typed, not saved")
+        shared = server_document(jp_serverapp)
+        await until(lambda: "typed" in source(shared, 0), "the keystrokes to reach the server")
+        header = (await read(api))["header"]
+        status, body = await patch(api, f"{header}\nreplace 4:\n+b = 20\n")
+        assert status == 200, body
+        assert [source(shared, 0), source(shared, 1)] == want
+        assert any("the room saves it" in n for n in body["sections"][0]["notes"]), body
+        # the reply's tag names the shared document as it is now: the next read agrees
+        assert (await read(api))["tag"] == body["sections"][0]["tag"]
+        await until(lambda: disk_sources(jp_root_dir / NB) == want, "the room's own save", 15.0)
+        on_disk = nbformat.read(jp_root_dir / NB, as_version=4)
+        assert body["sections"][0]["tag"] == section_tag(project_notebook(on_disk))
+        assert "overwrite" not in room_events
+        assert source(person, 0) == "a = 1  # typed, not saved"

@@ -95,7 +95,7 @@ def test_reports_name_each_zone_contract_and_audit() -> None:
     assert cache.startswith(
         "Cache: hit ratio 20.0% (900 of 4,500 input tokens cached over 4 requests)"
     )
-    assert "#0 anthropic: in 900, cached 0 (0.0%), expected 0 - cold" in cache
+    assert "#0 anthropic: in 900, cached 0 (0.0%), reusable 0 - cold" in cache
 
 
 def test_undeclared_drift_shows_in_status() -> None:

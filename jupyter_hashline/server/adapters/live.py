@@ -55,6 +55,11 @@ NOT_SAVED = (
     "(JupyterLab will save it); the header and preview show the file as it is on disk now."
 )
 
+IN_ROOM = (
+    "the edit is in the notebook open in JupyterLab; the room saves it to disk as it saves "
+    "typing (live_save is 'room'), so the file may show it a moment later."
+)
+
 
 @dataclass(frozen=True, slots=True)
 class _Served:
@@ -78,9 +83,17 @@ def document_version(document: Any) -> tuple[bytes, bytes]:
 class LiveContentsFilesystem(Filesystem, ByteStorage):
     """Raw files through the contents manager; open notebooks through their shared document."""
 
-    def __init__(self, contents: ContentsFilesystem, rooms: RoomFinder, cache_size: int = 16):
+    def __init__(
+        self,
+        contents: ContentsFilesystem,
+        rooms: RoomFinder,
+        cache_size: int = 16,
+        *,
+        wait_for_save: bool = True,
+    ):
         self.contents = contents
         self.rooms = rooms
+        self.wait_for_save = wait_for_save
         self._cache_size = cache_size
         self._served: OrderedDict[str, _Served] = OrderedDict()
         self._mirrors: OrderedDict[int, LiveMirror] = OrderedDict()
@@ -150,6 +163,8 @@ class LiveContentsFilesystem(Filesystem, ByteStorage):
         ):
             raise LiveDocumentChanged(resolved)
         apply_to_live(live.document, served.nb if base is None else base, notebook, resolved)
+        if not self.wait_for_save:  # the room saves it, as it saves a person's typing
+            return WriteResult(self._serve(resolved, live).raw, (), (IN_ROOM,))
         saved = await live.save()
         landed = await self.contents.read_text(resolved)
         return WriteResult(landed, () if saved else (NOT_SAVED,))
