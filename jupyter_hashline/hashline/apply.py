@@ -22,11 +22,11 @@ import itertools
 import re
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .edits import Edit, EditOp
 from .errors import AnchorError
-from .text import split_lines
+from .text import line_count, split_lines
 
 _READ_PREFIX = re.compile(r"(\d+):")
 _MAX_ECHO_ROWS = 20
@@ -40,6 +40,8 @@ class AppliedEdits:
     `regions` are the changed spans in NEW numbering, 1-based and inclusive; a pure deletion is
     an empty span `(k, k - 1)` at the line that now follows it. `kept` lists the unchanged runs
     `(old_first, old_last, new_first)`, so an old line number can be mapped to the new text.
+    `lines` are the new text's lines (`split_lines(text)`, built anyway), so no caller splits
+    the text again.
     """
 
     text: str
@@ -48,6 +50,7 @@ class AppliedEdits:
     regions: tuple[tuple[int, int], ...]
     kept: tuple[tuple[int, int, int], ...]
     line_count: int
+    lines: Sequence[str] = field(default=(), repr=False, compare=False)
 
     @property
     def first_changed_line(self) -> int | None:
@@ -107,7 +110,8 @@ def apply_edits(
     changed = new_text != text
     if changed:
         warnings += _unchanged_edit_notes(edits, lines)
-    return AppliedEdits(new_text, changed, tuple(warnings), regions, kept, len(out))
+    lines = out if len(out) == line_count(new_text) else split_lines(new_text)
+    return AppliedEdits(new_text, changed, tuple(warnings), regions, kept, len(out), lines)
 
 
 def _run_start(run: tuple[int, int, int]) -> int:

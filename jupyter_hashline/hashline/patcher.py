@@ -81,7 +81,7 @@ from .results import (
     build_preview,
 )
 from .store import DEFAULT_AGENT, Snapshot, SnapshotStore
-from .text import normalize, restore, section_tag, split_lines
+from .text import line_count, normalize, restore, section_tag, split_lines
 
 DEFAULT_MAX_EDITS = 10_000
 """Edit operations one patch may carry (all sections together)."""
@@ -330,6 +330,8 @@ class Patcher:
         return _Live(path, key, norm.text, norm.bom, norm.eol, raw, False)
 
     def _check_size(self, path: str, text: str, limit: int, what: str) -> None:
+        if len(text) * 4 <= limit:
+            return  # a character is at most 4 bytes of UTF-8: no need to count them
         size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
         if size > limit:
             raise TooLargeError(
@@ -372,7 +374,7 @@ class Patcher:
         if snapshot is None:
             raise self._unknown_tag(section, live)
         # Line numbers refer to the text the agent read: check them there, before anything else.
-        validate_edits(section.edits, len(split_lines(snapshot.text)), section.header)
+        validate_edits(section.edits, line_count(snapshot.text), section.header)
         if snapshot.text == live.text:
             return self._prepare_fresh(section, live)
         if section.edge_only:
@@ -527,7 +529,7 @@ class Patcher:
             if not write_notes and not notes:
                 warnings.append(_landed_differs(live.path))
             seen = carry_lines(applied.text, landed, seen)
-        new_lines = split_lines(landed)
+        new_lines = applied.lines if landed == applied.text else split_lines(landed)
         preview = build_preview(new_lines, applied.regions)
         tag, note = self._record_landed(live.path, live.key, landed, seen | preview.lines)
         warnings.extend(note)

@@ -93,20 +93,23 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
-Text = TypeVar("Text", str, bytes, memoryview)
+Text = TypeVar("Text", str, bytes)
 """Texts or files' bytes: the prefix and suffix compare either."""
 _BLOCK = 4096
-_MAX_BLOCK = 1 << 20
+_MAX_BLOCK = 1 << 16  # larger slices cost more to copy (fresh pages) than they save in calls
 
 
-def common_prefix(a: Text, b: Text) -> int:
-    """Length of the longest common prefix, compared a block at a time (memcmp in C); the
-    block doubles while blocks are equal (up to `_MAX_BLOCK`), so long equal stretches cost
-    few comparisons."""
-    limit = min(len(a), len(b))
+def common_prefix(a: Text, b: Text, a_at: int = 0, b_at: int = 0, limit: int | None = None) -> int:
+    """Length of the longest common prefix of `a[a_at:]` and `b[b_at:]` (at most `limit`),
+    compared a block at a time (memcmp in C), without copying either whole; the block doubles
+    while blocks are equal (up to `_MAX_BLOCK`), so long equal stretches cost few calls."""
+    most = min(len(a) - a_at, len(b) - b_at)
+    limit = most if limit is None else min(limit, most)
     done, block = 0, _BLOCK
     while True:
-        if done + block <= limit and a[done : done + block] == b[done : done + block]:
+        if done + block <= limit and (
+            a[a_at + done : a_at + done + block] == b[b_at + done : b_at + done + block]
+        ):
             done += block
             block = min(2 * block, _MAX_BLOCK)
         elif block > _BLOCK:
@@ -116,7 +119,7 @@ def common_prefix(a: Text, b: Text) -> int:
     low, high = done, min(done + _BLOCK, limit)
     while low < high:  # the longest equal prefix within the last block: binary search
         middle = (low + high + 1) // 2
-        if a[done:middle] == b[done:middle]:
+        if a[a_at + done : a_at + middle] == b[b_at + done : b_at + middle]:
             low = middle
         else:
             high = middle - 1

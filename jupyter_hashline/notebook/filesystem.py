@@ -88,15 +88,17 @@ def _output_notes(nb: Mapping[str, Any], summaries: CellJsonCache) -> dict[int, 
 
     Summaries are cached by cell identity: cells a write did not change are the same objects.
     """
+    cells = nb.get("cells", [])
+    known = iter(summaries.get_many(cell for cell in cells if cell.get("outputs")))
     notes: dict[int, tuple[str, ...]] = {}
     line = 1
-    for cell in nb.get("cells", []):
+    for cell in cells:
         source = cell.get("source", "")
         if not isinstance(source, str):
             source = cell_source(cell)
         line += source.count("\n") + 1 if source else 0
         if cell.get("outputs"):
-            summary = summaries.get(cell)
+            summary = next(known)
             if summary is None:
                 summary = output_summary(cell) or ""
                 summaries.put(cell, summary)

@@ -179,15 +179,14 @@ def _walk(
     found cells must be a run of cells laid out as nbformat writes them (`locate_run`). None
     when that is not so, or when an old cell is not found among the next `_LOOKAHEAD` (the
     caller then locates the whole stretch)."""
-    view, old_view = memoryview(raw), memoryview(old_raw)
     spans: list[Span] = []
     kept: dict[int, int] = {}
     at, stop, k = stretch.start, stretch.stop, 0
     while at < stop:
-        k, at = _same_run(view, old_view, old_spans, k, at, stop, spans, kept)
+        k, at = _same_run(raw, old_raw, old_spans, k, at, stop, spans, kept)
         if at >= stop:
             return (spans, kept) if at == stop else None
-        found = _next_old(raw, view, old_raw, old_view, old_spans, k, at, stop)
+        found = _next_old(raw, old_raw, old_spans, k, at, stop)
         if found is None:  # no old cell left here: the rest is new or changed cells
             run = locate_run(raw, at, stop)
             return None if run is None else ([*spans, *run], kept)
@@ -207,8 +206,8 @@ def _walk(
 
 
 def _same_run(
-    view: memoryview,
-    old_view: memoryview,
+    raw: bytes,
+    old_raw: bytes,
     old_spans: Sequence[Span],
     k: int,
     at: int,
@@ -223,7 +222,7 @@ def _same_run(
     if k >= len(old_spans):
         return k, at
     base, end = old_spans[k][0], old_spans[-1][1]
-    same = common_prefix(old_view[base:end], view[at:stop])
+    same = common_prefix(old_raw, raw, base, at, min(end - base, stop - at))
     if same == end - base and at + same == stop:
         last = len(old_spans)  # every remaining old cell, to the end of the stretch
     else:
@@ -243,9 +242,7 @@ _LOOKAHEAD = 4
 
 def _next_old(
     raw: bytes,
-    view: memoryview,
     old_raw: bytes,
-    old_view: memoryview,
     old_spans: Sequence[Span],
     k: int,
     at: int,
@@ -257,7 +254,8 @@ def _next_old(
     for j in range(k, min(len(old_spans), k + _LOOKAHEAD)):
         start, end = old_spans[j]
         size = end - start
-        if view[at : at + size] == old_view[start:end] and _ends_element(raw, at + size, stop):
+        same = common_prefix(old_raw, raw, start, at, size) == size
+        if same and _ends_element(raw, at + size, stop):
             return j, at  # (cells k..j-1 are gone)
         where = raw.find(old_raw[start:end], at + len(SEPARATOR) + 1, stop)
         while where != -1:

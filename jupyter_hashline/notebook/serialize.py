@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 _encode_str: Callable[[str], str] = json.encoder.encode_basestring
@@ -56,6 +56,20 @@ class CellJsonCache:
                 return None
             self._entries.move_to_end(id(cell))
             return entry[1]
+
+    def get_many(self, cells: Iterable[object]) -> list[str | None]:
+        """`get` of each cell, under one hold of the lock."""
+        found: list[str | None] = []
+        with self._lock:
+            entries, move = self._entries, self._entries.move_to_end
+            for cell in cells:
+                entry = entries.get(id(cell))
+                if entry is None or entry[0] is not cell:
+                    found.append(None)
+                else:
+                    move(id(cell))
+                    found.append(entry[1])
+        return found
 
     def put(self, cell: object, text: str) -> None:
         key = id(cell)

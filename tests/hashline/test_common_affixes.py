@@ -16,7 +16,10 @@ def test_the_first_difference_is_found_exactly(at: int) -> None:
     a = bytes(range(256)) * (SIZE // 256)
     b = a[:at] + b"\xff" + a[at + 1 :] if a[at] != 0xFF else a[:at] + b"\x00" + a[at + 1 :]
     assert common_prefix(a, b) == at
-    assert common_prefix(memoryview(a), memoryview(b)) == at
+    assert common_prefix(b"." + a, b, 1, 0) == at  # from offsets, neither copied whole
+    assert common_prefix(a, b, at + 1, at + 1) == len(a) - at - 1
+    assert common_prefix(a, b, limit=at + 5) == at
+    assert common_prefix(a, a, 3, 3, limit=1000) == 1000
     assert common_suffix(a, b, len(a)) == len(a) - at - 1
     assert common_suffix(a[::-1], b[::-1], len(a)) == at
 

@@ -15,7 +15,7 @@ from jupyter_hashline.hashline.memory_fs import InMemoryFilesystem
 from jupyter_hashline.hashline.memory_store import InMemorySnapshotStore
 from jupyter_hashline.hashline.patcher import Patcher
 from jupyter_hashline.hashline.results import SectionOp
-from jupyter_hashline.hashline.text import normalize
+from jupyter_hashline.hashline.text import normalize, split_lines
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -37,7 +37,9 @@ def text_and_script(draw: st.DrawFn, rows: st.SearchStrategy[str] | None = None)
 @given(text_and_script())
 def test_engine_equals_reference_model(case: tuple[str, list[Edit]]) -> None:
     text, script = case
-    assert apply_edits(text, script).text == reference(text, script)
+    applied = apply_edits(text, script)
+    assert applied.text == reference(text, script)
+    assert list(applied.lines) == split_lines(applied.text)  # reused, never split again
 
 
 @SETTINGS

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from jupyter_hashline.hashline.errors import (
     WriteFailedError,
 )
 from jupyter_hashline.notebook import InvalidNotebookError
-from jupyter_hashline.server.adapters.contents_fs import ContentsFilesystem
+from jupyter_hashline.server.adapters.contents_fs import ContentsFilesystem, _names_jupytext
 from jupyter_hashline.server.errors import (
     BadRequestError,
     HiddenPathError,
@@ -233,3 +234,18 @@ async def test_a_notebook_torn_by_a_dead_save_reads_as_the_previous_one(manager:
     assert (root / "nb.ipynb").read_text() == new[: len(new) // 2]  # untouched
     (root / "nb.ipynb").write_text(new)  # a whole target is read as it is
     assert await fs.read_text("nb.ipynb") == new
+
+
+def test_only_the_notebooks_own_metadata_pairs_it_in_nbformats_layout() -> None:
+    def file(top: dict[str, Any], cell: dict[str, Any], indent: int | None = None) -> bytes:
+        nb = nbformat.v4.new_notebook(metadata=top)
+        nb.cells.append(nbformat.v4.new_code_cell("x = 1", metadata=cell))
+        text = nbformat.writes(nb) if indent is None else json.dumps(nb, indent=indent)
+        return text.encode("utf-8")
+
+    paired = {"jupytext": {"formats": "ipynb,py:percent"}}
+    assert _names_jupytext(file(paired, {}))
+    assert not _names_jupytext(file({}, {}))
+    assert not _names_jupytext(file({}, {"jupytext": {"x": 1}}))  # a cell's, in nbformat's layout
+    assert _names_jupytext(file({}, {"jupytext": {"x": 1}}, indent=2))  # elsewhere: in doubt
+    assert _names_jupytext(file(paired, {}, indent=2))

@@ -291,7 +291,7 @@ class ContentsFilesystem(Filesystem, ByteStorage):
         memo = scope_memo()
         if memo is not None:
             memo[("contents bytes", self, path)] = data
-        unpaired = _JUPYTEXT_KEY not in data
+        unpaired = not _names_jupytext(data)
         self._remember_unpaired(path, info, unpaired)
         return unpaired
 
@@ -439,6 +439,20 @@ _UNPAIRED_KNOWN = 256
 _JUPYTEXT_KEY = b'"jupytext'
 """Starts every key jupytext pairs a notebook by (`jupytext`, with its `formats` and
 `text_representation`, and the older `jupytext_formats`); base64 data never holds a quote."""
+
+
+_NBFORMAT_HEAD = b'{\n "cells": ['
+_TOP_METADATA = b'\n ],\n "metadata": {'
+"""In nbformat's layout (indent 1, keys sorted) the notebook's own metadata follows the cells
+at depth 1; a JSON string holds no raw line break, so these bytes occur there only."""
+
+
+def _names_jupytext(data: bytes) -> bool:
+    """Whether a notebook file may hold a jupytext key: in nbformat's layout only its top-level
+    metadata can pair it, and only that (the end of the file) is searched; in any other layout,
+    the whole file (a key in a cell's metadata counts too: when in doubt, the file is paired)."""
+    start = data.rfind(_TOP_METADATA) if data.startswith(_NBFORMAT_HEAD) else -1
+    return data.find(_JUPYTEXT_KEY, max(start, 0)) != -1
 
 
 def _stock_class(cls: type) -> bool:
