@@ -42,9 +42,7 @@ from typing import Any
 
 import nbformat
 
-from .agent.registration import ServerInfo, find_parent_server
-from .agent.session import Session
-from .agent.simulator import ProviderSimulator
+from .agent import ProviderSimulator, ServerInfo, Session, find_parent_server
 from .notebook import project_notebook, serialize_notebook
 
 __all__ = [

@@ -7,6 +7,12 @@
 `kernels/` is the pure gate and results of running cells; its kernel pool (jupyter_client) is
 imported only by the surfaces that start kernels, never by `tools/`.
 
+The surfaces (server, widgets, mcp, agent, cli, demo) import only the faces of the other
+subpackages: `jupyter_hashline.tools`, `.notebook`, `.kernels`, `.hashline`, `.zones`, `.agent`,
+`.mcp` as their `__init__` exports them, never a module inside (`notebook.loading`,
+`hashline.patcher`, ...). The kernel pool and a kernel client load jupyter_client, so the
+`kernels` face leaves them out and they are faces of their own (`OWN_FACES`).
+
 Also: only `tools/` imports the `Patcher`; only `server/` imports jupyter_server or tornado;
 `tools/` imports no Jupyter server, tornado, ipywidgets or kernel client; no import cycle
 between subpackages. The one upward reference allowed is the lazy import behind
@@ -42,6 +48,12 @@ ALLOWED_UPWARD = {
     # `session.panel()`: the ipywidgets panel of a session, imported only when asked for.
     ("jupyter_hashline.agent.session", "jupyter_hashline.widgets"),
 }
+SURFACES = {"server", "widgets", "mcp", "agent", "cli", "demo"}
+OWN_FACES = {
+    # Both load jupyter_client, which `jupyter_hashline.kernels` never does.
+    "jupyter_hashline.kernels.pool",  # the directory kernel pool (CLI, Session, demo)
+    "jupyter_hashline.kernels.clients",  # a kernel client of its own (the server's runner)
+}
 JUPYTER_SERVER = {"jupyter_server", "tornado"}
 NOT_IN_TOOLS = {"jupyter_server", "tornado", "ipywidgets", "jupyter_client", "ipykernel"}
 
@@ -54,14 +66,15 @@ class Import:
     line: int
 
 
-def module_name(path: Path) -> str:
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+def module_name(path: Path, package: Path = PACKAGE) -> str:
+    parts = path.relative_to(package.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imports_of(path: Path) -> Iterator[Import]:
-    """Every import statement in the file, wherever it is (functions and `if` blocks too)."""
-    module = module_name(path)
+def imports_of(path: Path, package: Path = PACKAGE) -> Iterator[Import]:
+    """Every import statement in the file, wherever it is (functions and `if` blocks too).
+    `package` is the package directory the file is in (another one for the probe test)."""
+    module = module_name(path, package)
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
@@ -87,10 +100,14 @@ def layer(module: str) -> str | None:
 
 
 def targets(imp: Import) -> list[str]:
-    """The package modules an import reaches (`from . import x` names submodules too)."""
+    """The package modules an import reaches (`from .x import y` names submodule `x.y` too)."""
+    if imp.target != NAME and not imp.target.startswith(f"{NAME}."):
+        return [imp.target]
+    where = PACKAGE.joinpath(*imp.target.split(".")[1:])
+    submodules = [f"{imp.target}.{name}" for name in imp.names if is_submodule(where / name)]
     if imp.target == NAME:  # `from .. import x`: x may be a subpackage or a root attribute
-        return [f"{NAME}.{name}" for name in imp.names if is_submodule(PACKAGE / name)]
-    return [imp.target]
+        return submodules
+    return [imp.target, *submodules]
 
 
 def is_submodule(path: Path) -> bool:
@@ -118,6 +135,53 @@ def test_imports_point_downward() -> None:
             if RANK[there] >= RANK[here] and (imp.module, f"{NAME}.{there}") not in ALLOWED_UPWARD:
                 wrong.append(f"{imp.module}:{imp.line} imports {target}")
     assert not wrong, "\n".join(wrong)
+
+
+def behind_faces(imports: list[Import]) -> list[str]:
+    """The imports by a surface of a module inside another subpackage (not its face)."""
+    wrong = []
+    for imp in imports:
+        here = layer(imp.module)
+        if here not in SURFACES:
+            continue
+        for target in targets(imp):
+            there = layer(target)
+            if there in (None, here) or target == f"{NAME}.{there}" or target in OWN_FACES:
+                continue
+            wrong.append(f"{imp.module}:{imp.line} imports {target}")
+    return wrong
+
+
+def test_surfaces_import_package_faces_only() -> None:
+    wrong = behind_faces(IMPORTS)
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_faces_check_catches_a_module_behind_a_face(tmp_path: Path) -> None:
+    """A probe surface module, in a package laid out as this one, that imports internals in
+    every form an import can take: each is reported, its face imports are not."""
+    adapters = tmp_path / NAME / "server" / "adapters"
+    adapters.mkdir(parents=True)
+    probe = adapters / "probe.py"
+    probe.write_text(
+        "from ...notebook import load_notebook\n"  # a face: fine
+        "from ...kernels.pool import DirectoryKernelPool\n"  # a face of its own: fine
+        "from ...notebook.loading import parse_json\n"  # 3
+        "from ...hashline import patcher\n"  # 4: a submodule named from its package
+        "import jupyter_hashline.kernels.execute\n"  # 5
+        "def later():\n"
+        "    from ...tools.workspace import Workspace\n"  # 7: inside a function
+        "from ..errors import error_response\n",  # its own layer: fine
+        encoding="utf-8",
+    )
+    found = behind_faces(list(imports_of(probe, tmp_path / NAME)))
+    module = f"{NAME}.server.adapters.probe"
+    assert found == [
+        f"{module}:3 imports {NAME}.notebook.loading",
+        f"{module}:4 imports {NAME}.hashline.patcher",
+        f"{module}:5 imports {NAME}.kernels.execute",
+        f"{module}:7 imports {NAME}.tools.workspace",
+    ]
 
 
 def test_no_import_cycle_between_subpackages() -> None:

@@ -19,12 +19,14 @@ from .providers import (
     ToolCall,
     client_for,
 )
+from .registration import ServerInfo, find_parent_server
 from .session import DEFAULT_SYSTEM, Session
-from .simulator import ProviderSimulator
+from .simulator import PROVIDER_PATHS, ProviderSimulator
 from .where import SessionPlacementError, Via
 
 __all__ = [
     "DEFAULT_SYSTEM",
+    "PROVIDER_PATHS",
     "TOOL_NAMES",
     "TOOL_SPECS",
     "ActivityLog",
@@ -36,10 +38,12 @@ __all__ = [
     "ProviderClient",
     "ProviderError",
     "ProviderSimulator",
+    "ServerInfo",
     "Session",
     "SessionPlacementError",
     "ToolCall",
     "ToolOutcome",
     "Via",
     "client_for",
+    "find_parent_server",
 ]

@@ -38,7 +38,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..hashline.store import SnapshotStore
+from ..hashline import SnapshotStore
 from ..tools import TOOL_SPECS, ActivityLog, ToolOutcome, run_tool
 from ..zones import PinnedPrefix, RebuildReason, RebuildRecord, ZoneSession
 from .providers import ModelReply, ProviderClient, ToolCall, client_for

@@ -20,13 +20,12 @@ from __future__ import annotations
 import os
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from ..hashline.memory_store import InMemorySnapshotStore
-from ..hashline.store import SnapshotStore
+from ..hashline import Filesystem, InMemorySnapshotStore, SnapshotStore
 from ..kernels import CellRunner
 from ..notebook import NotebookFilesystem, PairedDiskFilesystem, torn_notebook
-from ..tools import RestWorkspace, ToolWorkspace, Workspace
+from ..tools import NotebookRunner, RestWorkspace, ToolWorkspace, Workspace, open_workspace
 from .registration import ServerInfo, find_parent_server
 
 __all__ = ["SessionPlacementError", "Via", "session_workspace"]
@@ -60,18 +59,27 @@ def session_workspace(
         base = _api_folder(folder, parent, via)
         if parent is not None and base is not None:
             return RestWorkspace(parent.url, parent.token or None, base_path=base), Via.SERVER
-    inner = (
-        PairedDiskFilesystem(folder, unreadable=torn_notebook) if folder is not None else root_or_fs
-    )
-    fs = NotebookFilesystem(inner)
-    workspace = Workspace(
-        fs,
+    if folder is None:  # a filesystem object: no folder for kernels to start in
+        storage = cast(Filesystem, root_or_fs)
+        return _open(storage, store, seen_lines, None, allow_run), Via.DIRECTORY
+    storage = PairedDiskFilesystem(folder, unreadable=torn_notebook)
+    return _open(storage, store, seen_lines, _kernels(folder), allow_run), Via.DIRECTORY
+
+
+def _open(
+    storage: Filesystem,
+    store: SnapshotStore | None,
+    seen_lines: str,
+    runner: NotebookRunner | None,
+    allow_run: bool,
+) -> Workspace:
+    return open_workspace(
+        storage,
         store or InMemorySnapshotStore(),
         seen_lines=seen_lines,
-        runner=_kernels(fs, folder) if allow_run and folder is not None else None,
+        runner=runner,
         run_refusal=None if allow_run else RUN_OFF,
     )
-    return workspace, Via.DIRECTORY
 
 
 RUN_OFF = (
@@ -80,11 +88,15 @@ RUN_OFF = (
 )
 
 
-def _kernels(fs: NotebookFilesystem, folder: Path) -> CellRunner:
-    """The session's own kernels (jupyter_client is loaded only for a directory session)."""
-    from ..kernels.pool import DirectoryKernelPool
+def _kernels(folder: Path) -> NotebookRunner:
+    """The session's own kernels (jupyter_client is loaded only when they are made)."""
 
-    return DirectoryKernelPool(fs, folder)
+    def make(fs: NotebookFilesystem) -> CellRunner:
+        from ..kernels.pool import DirectoryKernelPool
+
+        return DirectoryKernelPool(fs, folder)
+
+    return make
 
 
 def _api_folder(folder: Path | None, server: ServerInfo | None, via: Via) -> str | None:

@@ -16,14 +16,14 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ..agent.simulator import PROVIDER_PATHS, ProviderSimulator
-from ..hashline.errors import HashlineError
+from ..agent import PROVIDER_PATHS, ProviderSimulator
+from ..hashline import HashlineError
 from .common import DONE, PROG, fail
 from .tools import workspace_for
 
 
 def mcp(args: argparse.Namespace) -> int:
-    from ..mcp.server import serve_stdio
+    from ..mcp import serve_stdio
 
     if args.print_config:
         return print_host_config(args)
@@ -42,7 +42,7 @@ def mcp(args: argparse.Namespace) -> int:
 def print_host_config(args: argparse.Namespace) -> int:
     """Print what an agent host needs to start this very server (`mcp --print-config HOST`)."""
     from .. import __version__
-    from ..mcp.hosts import (
+    from ..mcp import (
         TOKEN_ENV,
         Host,
         Launch,

@@ -134,7 +134,7 @@ def add_tool_commands(commands: Any) -> None:
 
 
 def _hosts() -> list[Any]:
-    from ..mcp.hosts import Host
+    from ..mcp import Host
 
     return list(Host)
 

@@ -9,6 +9,7 @@ and snapshots go through the `Filesystem` and `SnapshotStore` protocols.
 from __future__ import annotations
 
 from .apply import AppliedEdits, apply_edits, validate_edits
+from .callscope import scope_memo
 from .disk import DiskFilesystem
 from .edits import Edit, EditOp, PatchSection
 from .errors import (
@@ -30,6 +31,7 @@ from .errors import (
 )
 from .filesystem import (
     ByteStorage,
+    Capabilities,
     CellSelector,
     Filesystem,
     Footprint,
@@ -38,6 +40,8 @@ from .filesystem import (
     RebaseRefusal,
     ViewAnnotator,
     WriteResult,
+    capabilities_of,
+    checked_filesystem,
 )
 from .memory_fs import InMemoryFilesystem
 from .memory_store import InMemorySnapshotStore
@@ -47,12 +51,13 @@ from .recovery import rebase_by_text
 from .results import PartialWriteError, PatchResult, ReadResult, SectionOp, SectionResult
 from .sqlite_store import SqliteSnapshotStore
 from .store import Snapshot, SnapshotStore
-from .text import Normalized, normalize, section_tag
+from .text import Normalized, common_prefix, common_suffix, normalize, section_tag
 
 __all__ = [
     "AnchorError",
     "AppliedEdits",
     "ByteStorage",
+    "Capabilities",
     "CellSelector",
     "DiskFilesystem",
     "Edit",
@@ -92,11 +97,16 @@ __all__ = [
     "WriteFailedError",
     "WriteResult",
     "apply_edits",
+    "capabilities_of",
+    "checked_filesystem",
+    "common_prefix",
+    "common_suffix",
     "is_not_found",
     "normalize",
     "parse_patch",
     "patch_schema",
     "rebase_by_text",
+    "scope_memo",
     "section_tag",
     "validate_edits",
 ]

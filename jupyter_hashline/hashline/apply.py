@@ -1,4 +1,4 @@
-"""Validate a section's edits against a text and apply them, exactly as DESIGN §2.3 says.
+"""Validate a section's edits against a text, all at once, then apply them bottom-up.
 
 Invariants:
 - Every line number refers to the text as given and never shifts while the edits apply.

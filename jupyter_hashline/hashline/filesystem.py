@@ -8,8 +8,10 @@ Invariants:
   transform on save (notebook normalization, jupytext, format-on-save) can say so.
 - A missing file is `NotFoundError` (or anything `is_not_found` accepts).
 
-Implementations may subclass `Filesystem` to inherit the defaults below; the patcher also
-accepts any object with `read_text` and `write_text` and supplies the defaults itself.
+Implementations subclass `Filesystem` to inherit the defaults below (or define all six
+methods). Optional capabilities are one protocol each (`ByteStorage`, `LineRebaser`,
+`ViewAnnotator`, `CellSelector`), found in one place, once per filesystem: `capabilities_of`.
+`checked_filesystem` refuses, with a clear `TypeError`, an object that is not a `Filesystem`.
 """
 
 from __future__ import annotations
@@ -188,3 +190,45 @@ class CellSelector(Protocol):
     """
 
     def select_cells(self, path: str, text: str, cell_ids: tuple[str, ...]) -> frozenset[int]: ...
+
+
+_FILESYSTEM_METHODS = (
+    "read_text",
+    "write_text",
+    "preflight_write",
+    "exists",
+    "canonical_path",
+    "normalized_view",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """The optional capabilities of one filesystem: each is the filesystem itself when it has
+    the capability, else None."""
+
+    bytes: ByteStorage | None = None
+    rebaser: LineRebaser | None = None
+    annotator: ViewAnnotator | None = None
+    selector: CellSelector | None = None
+
+
+def capabilities_of(fs: Filesystem) -> Capabilities:
+    """The optional capabilities `fs` has (each protocol checked here, and only here)."""
+    return Capabilities(
+        bytes=fs if isinstance(fs, ByteStorage) else None,
+        rebaser=fs if isinstance(fs, LineRebaser) else None,
+        annotator=fs if isinstance(fs, ViewAnnotator) else None,
+        selector=fs if isinstance(fs, CellSelector) else None,
+    )
+
+
+def checked_filesystem(fs: object) -> Filesystem:
+    """`fs` if it is a `Filesystem` (every method of the protocol), else a `TypeError`."""
+    if not isinstance(fs, Filesystem):
+        missing = [name for name in _FILESYSTEM_METHODS if not hasattr(fs, name)]
+        raise TypeError(
+            f"{type(fs).__name__} is not a Filesystem (it lacks {', '.join(missing)}); "
+            "subclass jupyter_hashline.hashline.Filesystem to inherit the defaults."
+        )
+    return fs

@@ -1,10 +1,11 @@
 """Parse an edit, in its text form or its JSON form, into `PatchSection`s.
 
-The text form (DESIGN §2.3) is a sequence of sections, each a `[path#TAG]` header followed by
-verb lines (`replace N:`, `replace N..M:`, `delete N`, `delete N..M`, `insert before N:`,
-`insert after N:`, `insert head:`, `insert tail:`) and their `+` body rows, optionally wrapped
-in `*** Begin Patch` / `*** End Patch`. The JSON form is a dict `{"path", "tag", "edits"}`, a list
-of such dicts, or a JSON string of either (see patch_schema.json).
+The text form (the edit language agents write) is a sequence of sections, each a `[path#TAG]`
+header followed by verb lines (`replace N:`, `replace N..M:`, `delete N`, `delete N..M`,
+`insert before N:`, `insert after N:`, `insert head:`, `insert tail:`) and their `+` body rows,
+optionally wrapped in `*** Begin Patch` / `*** End Patch`. The JSON form is a dict
+`{"path", "tag", "edits"}`, a list of such dicts, or a JSON string of either (see
+patch_schema.json).
 
 Invariants:
 - Parsing is pure and checks syntax only; line numbers are checked against the text later,

@@ -1,6 +1,7 @@
 """The patcher: reads that record what an agent saw, and edits that land only where safe.
 
-`Patcher(fs, store)` ties a `Filesystem` and a `SnapshotStore` together (DESIGN §2.4, §2.5).
+`Patcher(fs, store)` ties a `Filesystem` (where files are) and a `SnapshotStore` (what each
+tag showed) together: a read stores the text it showed under its tag; an edit names that tag.
 
 Invariants:
 - Nothing is applied to text the agent did not see: an edit applies to the live text only when
@@ -39,7 +40,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, cast
+from typing import cast
 
 from . import messages
 from .apply import AppliedEdits, apply_edits, validate_edits
@@ -59,12 +60,12 @@ from .errors import (
     is_not_found,
 )
 from .filesystem import (
-    CellSelector,
+    Filesystem,
     Footprint,
     LineRebase,
-    LineRebaser,
     RebaseRefusal,
-    ViewAnnotator,
+    capabilities_of,
+    checked_filesystem,
 )
 from .locks import PathLocks
 from .offload import offloaded
@@ -129,7 +130,7 @@ class Patcher:
 
     def __init__(
         self,
-        fs: Any,
+        fs: Filesystem,
         store: SnapshotStore,
         seen_lines: SeenLinesPolicy | str = SeenLinesPolicy.REJECT,
         *,
@@ -144,7 +145,8 @@ class Patcher:
         max_edits: int = DEFAULT_MAX_EDITS,
         max_view_lines: int = DEFAULT_MAX_VIEW_LINES,
     ) -> None:
-        self.fs = fs
+        self.fs = checked_filesystem(fs)
+        self._can = capabilities_of(self.fs)
         self.allow_overwrite = allow_overwrite
         self.max_edits = max_edits
         self.max_view_lines = max_view_lines
@@ -226,17 +228,17 @@ class Patcher:
 
     def _cell_lines(self, live: _Live, cells: Sequence[str] | str) -> frozenset[int]:
         ids = tuple(c.strip() for c in (cells.split(",") if isinstance(cells, str) else cells))
-        if not isinstance(self.fs, CellSelector):
+        selector = self._can.selector
+        if selector is None:
             raise HashlineError(
                 f"{live.path} has no cells: `cells` only works for notebooks. Read it with "
                 "offset/limit instead."
             )
-        return self.fs.select_cells(live.path, live.raw, tuple(c for c in ids if c))
+        return selector.select_cells(live.path, live.raw, tuple(c for c in ids if c))
 
     def _annotations(self, path: str, raw: str) -> Mapping[int, Sequence[str]]:
-        if isinstance(self.fs, ViewAnnotator):
-            return self.fs.annotate_view(path, raw)
-        return {}
+        annotator = self._can.annotator
+        return annotator.annotate_view(path, raw) if annotator is not None else {}
 
     # -- edits ---------------------------------------------------------------------------------
 
@@ -303,12 +305,10 @@ class Patcher:
     # -- loading -------------------------------------------------------------------------------
 
     async def _key(self, path: str) -> str:
-        canonical = getattr(self.fs, "canonical_path", None)
-        return str(await canonical(path)) if canonical is not None else path
+        return await self.fs.canonical_path(path)
 
     def _is_view(self, path: str) -> bool:
-        probe = getattr(self.fs, "normalized_view", None)
-        return bool(probe(path)) if probe is not None else False
+        return self.fs.normalized_view(path)
 
     async def _load(self, path: str, missing_hint: str | None = None) -> _Live:
         hint = missing_hint or "Use the write tool to create new files."
@@ -366,9 +366,7 @@ class Patcher:
 
     async def _prepare(self, section: PatchSection) -> _Prepared:
         live = await self._load(section.path)
-        preflight = getattr(self.fs, "preflight_write", None)
-        if preflight is not None:
-            await preflight(section.path)
+        await self.fs.preflight_write(section.path)
         return await offloaded(len(live.text), lambda: self._prepare_loaded(section, live))
 
     def _prepare_loaded(self, section: PatchSection, live: _Live) -> _Prepared:
@@ -439,8 +437,9 @@ class Patcher:
     def _rebase(
         self, path: str, snapshot_text: str, live_text: str, footprint: Footprint
     ) -> LineRebase | RebaseRefusal:
-        if isinstance(self.fs, LineRebaser):
-            outcome = self.fs.rebase_lines(path, snapshot_text, live_text, footprint)
+        rebaser = self._can.rebaser
+        if rebaser is not None:
+            outcome = rebaser.rebase_lines(path, snapshot_text, live_text, footprint)
             if outcome is not None:
                 return outcome
         return rebase_by_text(snapshot_text, live_text, footprint)
@@ -549,6 +548,19 @@ class Patcher:
             notes=notes,
         )
 
+    def record_rewritten(
+        self, path: str, key: str, tag: str, before: str, landed: str
+    ) -> tuple[str, tuple[str, ...]]:
+        """Record `landed`, the text that replaced `before` (what `tag` showed this agent)
+        outside an edit, such as a run's outputs written back. As for an edit's landed text,
+        the agent's seen lines are carried over and a store failure is a warning (the text did
+        land). Returns the tag of `landed` and the warnings."""
+        try:
+            seen = self.store.seen_lines(key, tag, agent=self.agent)
+        except Exception as err:
+            return section_tag(landed), (_unrecorded(path, err),)
+        return self._record_landed(path, key, landed, carry_lines(before, landed, seen))
+
     def _record_landed(
         self, path: str, key: str, landed: str, seen: Iterable[int]
     ) -> tuple[str, tuple[str, ...]]:
@@ -558,10 +570,7 @@ class Patcher:
             tag = self.store.record(key, landed)
             self.store.record_seen_lines(key, tag, seen, agent=self.agent)
         except Exception as err:
-            reason = (
-                err.message if isinstance(err, HashlineError) else f"{type(err).__name__}: {err}"
-            )
-            return section_tag(landed), (_unrecorded(path, reason),)
+            return section_tag(landed), (_unrecorded(path, err),)
         return tag, ()
 
     async def _land(
@@ -572,9 +581,8 @@ class Patcher:
         view = live.view if live is not None else self._is_view(path)
         raw = text if view or live is None else restore(text, live.bom, live.eol)
         result = await self.fs.write_text(path, raw)
-        warnings = tuple(getattr(result, "warnings", ()))
-        notes = tuple(getattr(result, "notes", ()))
-        return (result.text if view else normalize(result.text).text), warnings, notes
+        text_landed = result.text if view else normalize(result.text).text
+        return text_landed, result.warnings, result.notes
 
     async def _write_whole(
         self, path: str, key: str, live: _Live | None, text: str, view: bool
@@ -596,9 +604,7 @@ class Patcher:
                 "",
             )
             return PatchResult((noop,))
-        preflight = getattr(self.fs, "preflight_write", None)
-        if preflight is not None:
-            await preflight(path)
+        await self.fs.preflight_write(path)
         landed, write_notes, notes = await self._land(path, text, live)
         lines = split_lines(landed)
         intended = split_lines(text)
@@ -757,11 +763,12 @@ def _json_text(patch: object) -> str:
         ) from None
 
 
-def _unrecorded(path: str, reason: str) -> str:
+def _unrecorded(path: str, err: Exception) -> str:
+    reason = err.message if isinstance(err, HashlineError) else f"{type(err).__name__}: {err}"
     return (
         f"{path} WAS written, but the snapshot store could not record the new text ({reason}). "
-        f"Do not resend this edit: re-read {path} before editing it again (the header above "
-        "may be unknown to the server)."
+        f"Do not send this call again: re-read {path} before editing it again (the header "
+        "above may be unknown to the server)."
     )
 
 

@@ -1,7 +1,7 @@
 """Running notebook cells for agents, stale-safe: what may run, how it runs, what it printed.
 
 - `plan_run` is the gate: a cell runs only if its source is exactly what the agent saw at its
-  tag (`touched_cells` gives the default cells: those of the agent's last edit).
+  tag (`added_or_changed_cells` gives the default cells: those of the agent's last edit).
 - A `CellRunner` runs the cleared cells and writes their outputs back: the directory one is
   `jupyter_hashline.kernels.pool.DirectoryKernelPool` (imported from there: it loads
   jupyter_client), the server one lives under `jupyter_hashline.server`.
@@ -22,17 +22,20 @@ from .errors import (
     StaleCellsError,
     UnseenCellsError,
 )
-from .execute import OutputListener
-from .results import CellRun, KernelRun, RunStatus
+from .execute import KernelOutcome, OutputListener, execute_cells
+from .kernelspec import choose_kernel, notebook_metadata
+from .results import CellRun, KernelRun, RunStatus, with_note_appended
 from .runner import (
     DEFAULT_TIMEOUT_S,
     EVAL_CELL,
     MAX_TIMEOUT_S,
     CellRunner,
+    OutputsWriter,
     WriteLock,
     checked_timeout,
+    write_back,
 )
-from .selection import CellToRun, RunPlan, plan_run, touched_cells
+from .selection import CellToRun, RunPlan, added_or_changed_cells, plan_run
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",
@@ -44,6 +47,7 @@ __all__ = [
     "KernelAction",
     "KernelDiedError",
     "KernelError",
+    "KernelOutcome",
     "KernelRun",
     "KernelState",
     "KernelUnavailableError",
@@ -51,12 +55,18 @@ __all__ = [
     "OutputCollector",
     "OutputEvent",
     "OutputListener",
+    "OutputsWriter",
     "RunPlan",
     "RunStatus",
     "StaleCellsError",
     "UnseenCellsError",
     "WriteLock",
+    "added_or_changed_cells",
     "checked_timeout",
+    "choose_kernel",
+    "execute_cells",
+    "notebook_metadata",
     "plan_run",
-    "touched_cells",
+    "with_note_appended",
+    "write_back",
 ]

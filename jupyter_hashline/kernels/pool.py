@@ -45,7 +45,7 @@ from .control import KernelAction, KernelState
 from .errors import KernelDiedError, KernelUnavailableError
 from .execute import KernelOutcome, OutputListener, execute_cells
 from .kernelspec import DEFAULT_KERNEL, choose_kernel, notebook_metadata
-from .results import CellRun, KernelRun
+from .results import KernelRun, with_note_appended
 from .runner import DEFAULT_TIMEOUT_S, EVAL_CELL, WriteLock, checked_timeout, write_back
 from .selection import CellToRun
 
@@ -165,7 +165,7 @@ class DirectoryKernelPool:
         runs = done.runs
         if done.kernel is not KernelOutcome.USABLE:
             await self._discard(key, _LOST[done.kernel], kernel)
-            runs = _with_restart_note(runs, _RESTART_NOTES[done.kernel])
+            runs = with_note_appended(runs, _RESTART_NOTES[done.kernel])
         self._start_reaper(key)
         return KernelRun(path=path, kernel=kernel.name, cells=runs, notes=notes)
 
@@ -292,13 +292,6 @@ class DirectoryKernelPool:
         del self._kernels[key]
         self._lost[key] = why
         await _shutdown(current)
-
-
-def _with_restart_note(runs: tuple[CellRun, ...], suffix: str) -> tuple[CellRun, ...]:
-    return tuple(
-        dataclasses.replace(r, note=f"{r.note}; {suffix}") if r.status.ran and r.note else r
-        for r in runs
-    )
 
 
 async def _shutdown(kernel: _Kernel) -> None:

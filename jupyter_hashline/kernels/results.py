@@ -14,6 +14,7 @@ Invariants:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -80,6 +81,15 @@ class CellRun:
             "outputs": render_outputs(self.outputs, max_chars),
             "note": self.note,
         }
+
+
+def with_note_appended(runs: tuple[CellRun, ...], note: str) -> tuple[CellRun, ...]:
+    """`runs` with `note` added to the note of each cell that ran and has one: what became of
+    the kernel after a cell that ended it (died, or stuck past its time limit)."""
+    return tuple(
+        dataclasses.replace(r, note=f"{r.note}; {note}") if r.status.ran and r.note else r
+        for r in runs
+    )
 
 
 def _duration(ms: int) -> str:

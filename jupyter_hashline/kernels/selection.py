@@ -55,7 +55,7 @@ class RunPlan:
     live_tag: str
 
 
-def touched_cells(before: str, after: str) -> tuple[str, ...]:
+def added_or_changed_cells(before: str, after: str) -> tuple[str, ...]:
     """Ids of the cells an edit added or changed (type or source), in the order of `after`.
 
     `before` and `after` are the projection texts around the edit. Cells the edit deleted are

@@ -3,8 +3,9 @@
 `serve_stdio(workspace)` serves the tool catalog on a workspace: a directory on this machine
 (`tools.open_directory`) or a running Jupyter server's REST API (`tools.RestWorkspace`). It
 works with the `mcp` SDK 1.x and 2.x. Importing this package does not import the SDK;
-`build_server` and `serve_stdio` load it when called. (The registration for Jupyter AI's MCP
-server runs inside the Jupyter server: `jupyter_hashline.server.mcp_tools`.)
+`build_server` and `serve_stdio` load it when called. `host_config` and `launch_command` give
+the configuration each MCP host (`Host`) reads to start it. (The registration for Jupyter AI's
+MCP server runs inside the Jupyter server: `jupyter_hashline.server.mcp_tools`.)
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..tools import TOOL_NAMES, ToolWorkspace
+from .hosts import TOKEN_ENV, Host, Launch, default_executable, host_config, launch_command
 
 
 def build_server(
@@ -31,4 +33,13 @@ async def serve_stdio(workspace: ToolWorkspace, *, agent: str | None = None) -> 
     await serve(workspace, agent=agent)
 
 
-__all__ = ["build_server", "serve_stdio"]
+__all__ = [
+    "TOKEN_ENV",
+    "Host",
+    "Launch",
+    "build_server",
+    "default_executable",
+    "host_config",
+    "launch_command",
+    "serve_stdio",
+]

@@ -8,9 +8,12 @@ notebook (outputs, ids, metadata kept) and report what landed. The pure parts ar
 
 from __future__ import annotations
 
+from .contents import contents_model, is_paired, parse_notebook_text
 from .errors import InvalidNotebookError
+from .executed import Executed
 from .figures import Figure, FigureLimits, Figures, collect_figures
-from .filesystem import NotebookFilesystem, is_notebook_path, new_notebook
+from .filesystem import NotebookFilesystem, WriteGuard, is_notebook_path, new_notebook
+from .ids import display_ids
 from .keep import LAYOUTS, layout_for_call
 from .loading import LoadedNotebook, load_notebook, torn_notebook
 from .merge import merge_projection
@@ -24,6 +27,7 @@ from .serialize import CellJsonCache, serialize_notebook
 __all__ = [
     "LAYOUTS",
     "CellJsonCache",
+    "Executed",
     "Figure",
     "FigureLimits",
     "Figures",
@@ -32,15 +36,20 @@ __all__ = [
     "NotebookFilesystem",
     "PairedDiskFilesystem",
     "ProjectedCell",
+    "WriteGuard",
     "capturing_removed",
     "cell_outputs",
     "collect_figures",
+    "contents_model",
+    "display_ids",
     "is_notebook_path",
+    "is_paired",
     "layout_for_call",
     "load_notebook",
     "merge_projection",
     "new_notebook",
     "output_summary",
+    "parse_notebook_text",
     "parse_projection",
     "project_notebook",
     "rebase_lines",

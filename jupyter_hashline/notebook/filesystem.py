@@ -29,16 +29,19 @@ Invariants:
   encoded as a whole. Other storages are read and written as text.
 - Within one engine call (`callscope`) the notebook is read once: a write merges into the
   notebook the same call read (the text the edit was computed on), without reading it again.
+- A `WriteGuard` given to the filesystem sees every notebook projection a read returns and is
+  asked before every notebook write (it may refuse it by raising): the seam for storages that
+  change under the engine's feet, such as a notebook open in a collaborative room.
 - Optional capabilities of the engine: `ViewAnnotator` (output summaries), `CellSelector`
-  (lines of named cells) and `LineRebaser` (cell-aware recovery, DESIGN §3.4), the latter two
-  for the hashline projection only.
+  (lines of named cells) and `LineRebaser` (cell-aware recovery of stale edits: cells found by
+  id, not by line), the latter two for the hashline projection only.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from ..hashline.callscope import scope_memo
@@ -51,6 +54,8 @@ from ..hashline.filesystem import (
     LineRebase,
     RebaseRefusal,
     WriteResult,
+    capabilities_of,
+    checked_filesystem,
 )
 from ..hashline.offload import offloaded
 from .cellmatch import CellMatch, match_cells
@@ -121,6 +126,17 @@ class NotebookStorage(Protocol):
     ) -> WriteResult | None: ...
 
 
+class WriteGuard(Protocol):
+    """Guards notebook writes of a `NotebookFilesystem` against what changed since its reads."""
+
+    def shown(self, path: str, text: str) -> None:
+        """A read of notebook `path` returned `text`."""
+
+    async def before_write(self, path: str, read_now: Callable[[], Awaitable[str]]) -> None:
+        """Called before notebook `path` is written; raises to refuse the write (nothing is
+        written). `read_now` reads the notebook's projection as it is now (not `shown`)."""
+
+
 def is_notebook_path(path: str) -> bool:
     return path.lower().endswith(".ipynb")
 
@@ -135,15 +151,17 @@ class NotebookFilesystem(Filesystem):
 
     def __init__(
         self,
-        inner: Any,
+        inner: Filesystem,
         projection: str = HASHLINE,
         clear_outputs_on_edit: bool = False,
         *,
         new_id: IdSource | None = None,
         cache_size: int = 16,
         layout: str = "keep",
+        guard: WriteGuard | None = None,
     ) -> None:
-        self.inner = inner
+        self.inner = checked_filesystem(inner)
+        self.guard = guard
         self.layout = check_layout(layout)
         self.projection = projection if projection == HASHLINE else check_format(projection)
         self.clear_outputs_on_edit = clear_outputs_on_edit
@@ -154,7 +172,8 @@ class NotebookFilesystem(Filesystem):
         self._cells = CellJsonCache()
         self._summaries = CellJsonCache()
         self._lock = threading.Lock()
-        self._byte_storage = isinstance(inner, ByteStorage)
+        self._bytes = capabilities_of(self.inner).bytes
+        self._notebooks = self.inner if isinstance(self.inner, NotebookStorage) else None
 
     def __repr__(self) -> str:
         return f"NotebookFilesystem({self.inner!r}, projection={self.projection!r})"
@@ -168,12 +187,20 @@ class NotebookFilesystem(Filesystem):
     async def read_text(self, path: str) -> str:
         if not is_notebook_path(path):
             return str(await self.inner.read_text(path))
+        view = await self._read_projection(path)
+        if self.guard is not None:
+            self.guard.shown(path, view)
+        return view
+
+    async def _read_projection(self, path: str) -> str:
         raw, text = await self._fetch(path)
         return await offloaded(len(raw), lambda: self._read_view(path, raw, text))
 
     async def write_text(self, path: str, content: str) -> WriteResult:
         if not is_notebook_path(path):
             return await self._inner_write(path, content)
+        if self.guard is not None:
+            await self.guard.before_write(path, lambda: self._read_projection(path))
         current = await self._current(path)
         size = len(current.raw) if current is not None else len(content)
         planned = await offloaded(size, lambda: self._planned(path, current, content))
@@ -228,25 +255,16 @@ class NotebookFilesystem(Filesystem):
         return written, (*warnings, *repairs, *notes, *_invalid_notes(path, written, problem))
 
     async def preflight_write(self, path: str) -> None:
-        preflight = getattr(self.inner, "preflight_write", None)
-        if preflight is not None:
-            await preflight(path)
+        await self.inner.preflight_write(path)
 
     async def exists(self, path: str) -> bool:
-        probe = getattr(self.inner, "exists", None)
-        if probe is not None:
-            return bool(await probe(path))
-        return await super().exists(path)
+        return await self.inner.exists(path)
 
     async def canonical_path(self, path: str) -> str:
-        canonical = getattr(self.inner, "canonical_path", None)
-        return str(await canonical(path)) if canonical is not None else path
+        return await self.inner.canonical_path(path)
 
     def normalized_view(self, path: str) -> bool:
-        if is_notebook_path(path):
-            return True
-        probe = getattr(self.inner, "normalized_view", None)
-        return bool(probe(path)) if probe is not None else False
+        return is_notebook_path(path) or self.inner.normalized_view(path)
 
     # -- outputs -------------------------------------------------------------------------------
 
@@ -296,6 +314,12 @@ class NotebookFilesystem(Filesystem):
         loaded = self._landed(path, written, _landed_bytes(written, landed))
         said = landed or WriteResult("")
         return WriteResult(self._view(loaded), (*warnings, *notes, *said.warnings), said.notes)
+
+    def view_of(self, path: str, text: str) -> str:
+        """What a read of notebook `path` shows when its file holds `text` (e.g. the file as a
+        collaboration room just saved it, read beside this filesystem's storage)."""
+        raw = text.encode("utf-8", "surrogatepass")
+        return self._view(self._load(path, raw, text))
 
     # -- optional engine capabilities ----------------------------------------------------------
 
@@ -362,14 +386,14 @@ class NotebookFilesystem(Filesystem):
 
     # -- internals -----------------------------------------------------------------------------
 
-    async def _as_bytes(self, path: str) -> bool:
-        return self._byte_storage and bool(await self.inner.stores_bytes(path))
+    async def _bytes_of(self, path: str) -> ByteStorage | None:
+        """The byte storage `path` is kept in, or None (read and written as text)."""
+        if self._bytes is not None and await self._bytes.stores_bytes(path):
+            return self._bytes
+        return None
 
     async def _inner_write(self, path: str, content: str) -> WriteResult:
-        result = await self.inner.write_text(path, content)
-        if isinstance(result, WriteResult):
-            return result
-        return WriteResult(str(getattr(result, "text", content)))
+        return await self.inner.write_text(path, content)
 
     async def _write_notebook(
         self, path: str, written: LoadedNotebook, base: Mapping[str, Any] | None
@@ -377,12 +401,13 @@ class NotebookFilesystem(Filesystem):
         """Write a notebook (its bytes, or the notebook itself to a `NotebookStorage`): what
         the storage says landed, or None when the bytes landed as they are."""
         data = written.raw
-        if isinstance(self.inner, NotebookStorage):
-            stored = await self.inner.write_notebook(path, written.nb, data, base)
+        if self._notebooks is not None:
+            stored = await self._notebooks.write_notebook(path, written.nb, data, base)
             if stored is not None:
                 return stored
-        if await self._as_bytes(path):
-            await self.inner.write_bytes(path, data)
+        storage = await self._bytes_of(path)
+        if storage is not None:
+            await storage.write_bytes(path, data)
             return None
         return await self._inner_write(path, data.decode("utf-8"))
 
@@ -392,8 +417,9 @@ class NotebookFilesystem(Filesystem):
 
     async def _fetch(self, path: str) -> tuple[bytes, str | None]:
         """The notebook file's bytes, and its text when the storage gave text."""
-        if await self._as_bytes(path):
-            return await self.inner.read_bytes(path), None
+        storage = await self._bytes_of(path)
+        if storage is not None:
+            return await storage.read_bytes(path), None
         text = str(await self.inner.read_text(path))
         return text.encode("utf-8", "surrogatepass"), text
 

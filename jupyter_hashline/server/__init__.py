@@ -6,9 +6,9 @@ This is the only package that imports jupyter_server or tornado. `jupyter_hashli
 
 from __future__ import annotations
 
+from .adapters import ContentsFilesystem
 from .app import HashlineExtension, make_store
 from .config import HashlineSettings, SeenLinesPolicy, apply_workspace_overlay
-from .contents_fs import ContentsFilesystem
 from .handlers import make_handlers
 from .service import HashlineService, build_service
 

@@ -4,8 +4,9 @@ Invariants:
 - Settings come from traitlets (command line > config files > defaults), then the workspace
   overlay file at the server root, which may only tighten them (see `config.py`); every
   refused overlay key is logged as a warning.
-- Agents run cells in the notebooks' own kernels of this server (`run_kernel.py`) unless
-  `allow_run` is false (the overlay may turn it off, never on) or the server is read-only.
+- Agents run cells in the notebooks' own kernels of this server
+  (`adapters.ServerKernelRunner`) unless `allow_run` is false (the overlay may turn it off,
+  never on) or the server is read-only.
 - The snapshot store is built once per server. Its default is a `SqliteSnapshotStore` in the
   user's Jupyter data dir, one file per server root, so tags survive a restart and two servers
   on different roots never share snapshots.
@@ -13,10 +14,8 @@ Invariants:
 
 from __future__ import annotations
 
-import hashlib
 import inspect
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -24,20 +23,19 @@ from jupyter_server.extension.application import ExtensionApp
 from traitlets import Bool, Enum, Int, List, TraitError, Unicode, validate
 from traitlets.utils.importstring import import_item
 
-from ..hashline.store import SnapshotStore
-from ..tools import TOOL_NAMES
+from ..hashline import SnapshotStore
+from ..notebook import NotebookFilesystem
+from ..tools import TOOL_NAMES, default_store_path
+from .adapters import ContentsFilesystem, RoomFinder, ServerKernelRunner
 from .config import (
     MIB,
     HashlineSettings,
     SeenLinesPolicy,
     apply_workspace_overlay,
 )
-from .contents_fs import ContentsFilesystem
 from .events import connect_events
 from .handlers import make_handlers
-from .live_rooms import RoomFinder
 from .mcp_tools import DEFAULT_TOOLS
-from .run_kernel import ServerKernelRunner
 from .service import HashlineService, build_service
 
 OVERLAY_FILE = ".jupyter-hashline.json"
@@ -206,8 +204,7 @@ class HashlineExtension(ExtensionApp):
         return str(self.serverapp.root_dir)
 
     def _default_store_path(self) -> str:
-        root_id = hashlib.sha256(os.path.realpath(self._root_dir()).encode()).hexdigest()[:12]
-        return str(Path(self.data_dir) / "jupyter_hashline" / f"snapshots-{root_id}.sqlite3")
+        return str(default_store_path(self._root_dir(), self.data_dir))
 
     def _read_overlay(self) -> dict[str, Any]:
         if not self.workspace_overlay:
@@ -241,7 +238,9 @@ class HashlineExtension(ExtensionApp):
         serverapp = self.serverapp
         rooms = RoomFinder(lambda: serverapp.web_app.settings, self.log)
 
-        def runner(contents: ContentsFilesystem, notebooks: Any) -> ServerKernelRunner:
+        def runner(
+            contents: ContentsFilesystem, notebooks: NotebookFilesystem
+        ) -> ServerKernelRunner:
             return ServerKernelRunner.from_serverapp(
                 serverapp, contents=contents, notebooks=notebooks, rooms=rooms
             )

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..hashline.patcher import SeenLinesPolicy
+from ..hashline import SeenLinesPolicy
 
 MIB = 1024 * 1024
 _POLICY_ORDER = (SeenLinesPolicy.OFF, SeenLinesPolicy.WARN, SeenLinesPolicy.REJECT)

@@ -16,7 +16,7 @@ from typing import Any
 
 from tornado.web import HTTPError
 
-from ..hashline.errors import HashlineError
+from ..hashline import HashlineError
 
 
 class BadRequestError(HashlineError):

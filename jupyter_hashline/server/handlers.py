@@ -28,7 +28,7 @@ from jupyter_server.auth.identity import IdentityProvider
 from jupyter_server.base.handlers import APIHandler
 from tornado import web
 
-from ..hashline.errors import HashlineError
+from ..hashline import HashlineError
 from ..tools import AGENT_HEADER, CATALOG, Source, ToolOutcome, ToolSpec, run_tool
 from .agent_names import token_agent
 from .errors import error_response

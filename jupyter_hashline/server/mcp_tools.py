@@ -32,9 +32,8 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..hashline.errors import HashlineError
-from ..tools import CATALOG, ToolSpec, run_tool, spec_for
-from ..tools.catalog import Field, FieldKind
+from ..hashline import HashlineError
+from ..tools import CATALOG, Field, FieldKind, ToolSpec, run_tool, spec_for
 
 if TYPE_CHECKING:
     from .service import HashlineService
@@ -73,20 +72,27 @@ def tool_specs() -> list[str]:
     return [f"{__name__}:{spec.name}" for spec in CATALOG if spec.name in exposed]
 
 
-def tool_error_class() -> type[Exception]:
-    """The ToolError of the MCP server hosting the tools (fastmcp first, then the SDK)."""
-    for module in (
-        "fastmcp.exceptions",
-        "mcp.server.mcpserver.exceptions",
-        "mcp.server.fastmcp.exceptions",
-    ):
+_MCP_HOSTS = ("fastmcp", "mcp.server.mcpserver", "mcp.server.fastmcp")
+"""Where an MCP server hosting the tools keeps its classes: fastmcp (as jupyter-server-mcp
+uses), then the SDK's server under its 2.x and 1.x names."""
+
+
+def _host_class(module: str, name: str, base: type) -> type | None:
+    """Class `name` of `<host>.<module>` in the first MCP host that has it as a `base`."""
+    for host in _MCP_HOSTS:
         try:
-            found = importlib.import_module(module).ToolError
+            found = getattr(importlib.import_module(f"{host}.{module}"), name)
         except (ImportError, AttributeError):
             continue
-        if isinstance(found, type) and issubclass(found, Exception):
+        if isinstance(found, type) and issubclass(found, base):
             return found
-    return HashlineError
+    return None
+
+
+def tool_error_class() -> type[Exception]:
+    """The ToolError of the MCP server hosting the tools (fastmcp first, then the SDK)."""
+    found = _host_class("exceptions", "ToolError", Exception)
+    return found if found is not None else HashlineError
 
 
 async def call(name: str, arguments: dict[str, Any]) -> str | list[Any]:
@@ -121,18 +127,7 @@ async def call(name: str, arguments: dict[str, Any]) -> str | list[Any]:
 def host_image_class() -> type | None:
     """The image content type of the MCP server hosting the tools (fastmcp's, as
     jupyter-server-mcp uses, else the SDK's), or None: then figures stay text placeholders."""
-    for module in (
-        "fastmcp.utilities.types",
-        "mcp.server.mcpserver.utilities.types",
-        "mcp.server.fastmcp.utilities.types",
-    ):
-        try:
-            found = importlib.import_module(module).Image
-        except (ImportError, AttributeError):
-            continue
-        if isinstance(found, type):
-            return found
-    return None
+    return _host_class("utilities.types", "Image", object)
 
 
 _ANNOTATIONS: dict[FieldKind, Any] = {
@@ -151,6 +146,7 @@ _ANNOTATIONS: dict[FieldKind, Any] = {
 
 
 def _parameter(field: Field) -> inspect.Parameter:
+    """The keyword-only parameter of one argument: optional ones default to None."""
     kind = inspect.Parameter.KEYWORD_ONLY
     annotation = _ANNOTATIONS[field.kind]
     if field.required:
@@ -164,17 +160,7 @@ def _tool_function(spec: ToolSpec) -> Callable[..., Awaitable[Any]]:
     async def tool(**arguments: Any) -> Any:
         return await call(spec.name, arguments)
 
-    parameters = [
-        inspect.Parameter(
-            field.name,
-            inspect.Parameter.KEYWORD_ONLY,
-            annotation=_ANNOTATIONS[field.kind]
-            if field.required
-            else _ANNOTATIONS[field.kind] | None,
-            default=inspect.Parameter.empty if field.required else None,
-        )
-        for field in spec.fields
-    ]
+    parameters = [_parameter(field) for field in spec.fields]
     tool.__name__ = tool.__qualname__ = spec.name
     tool.__doc__ = spec.description
     # The return is the text, or the text then figures (image content): no output schema.

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 
-from ..hashline.errors import HashlineError, PathOutsideRootError
+from ..hashline import HashlineError, PathOutsideRootError
 
 _ENCODED_ESCAPE = re.compile(r"%(2e|2f|5c|00)", re.IGNORECASE)
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..hashline.errors import TooLargeError
+from ..hashline import TooLargeError
 from .errors import BadRequestError
 
 QueryArgs = Mapping[str, list[bytes]]

@@ -6,7 +6,7 @@ activity log and the per-agent state. Handlers call the workspace for tool calls
 service for the rest (snapshots, activity, sessions).
 
 Cells run (`notebook_run`) with the runner `build_service` is given (the server's kernels:
-`run_kernel.ServerKernelRunner`), unless the settings refuse runs: a read-only server, or
+`adapters.ServerKernelRunner`), unless the settings refuse runs: a read-only server, or
 `allow_run` false (configured, or turned off by the workspace overlay).
 
 Invariants:
@@ -21,14 +21,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..hashline.store import SnapshotStore
+from ..hashline import SnapshotStore
 from ..kernels import CellRunner
 from ..notebook import NotebookFilesystem
-from ..tools import ActivityLog, ToolOutcome, Workspace, revert_request
+from ..tools import ActivityLog, ToolOutcome, Workspace, open_workspace, revert_request
+from .adapters import (
+    ContentsFilesystem,
+    LiveContentsFilesystem,
+    LiveWriteGuard,
+    RoomFinder,
+)
 from .config import HashlineSettings
-from .contents_fs import ContentsFilesystem
-from .live import LiveContentsFilesystem, LiveNotebookFilesystem
-from .live_rooms import RoomFinder
 from .requests import SessionPost
 from .sessions import SessionRegistry
 
@@ -139,8 +142,9 @@ def build_service(
 
     `contents_manager()` returns the server's current contents manager (looked up per call:
     jupytext's extension replaces it after load). With `rooms`, notebooks open in a
-    collaborative room are read and edited live (live.py). With `runner`, cells run (unless
-    the settings refuse runs).
+    collaborative room are read and edited live (`adapters.LiveContentsFilesystem`, its writes
+    guarded by `adapters.LiveWriteGuard`). With `runner`, cells run (unless the settings refuse
+    runs).
     """
     contents = ContentsFilesystem.current(
         contents_manager,
@@ -148,27 +152,25 @@ def build_service(
         read_only=settings.read_only,
         max_file_bytes=settings.max_file_bytes,
     )
-    filesystem = (
-        NotebookFilesystem(contents, projection=settings.projection, layout=settings.layout)
-        if rooms is None
-        else LiveNotebookFilesystem(
-            LiveContentsFilesystem(contents, rooms, wait_for_save=settings.live_save == "wait"),
-            projection=settings.projection,
-            layout=settings.layout,
-        )
+    live = (
+        LiveContentsFilesystem(contents, rooms, wait_for_save=settings.live_save == "wait")
+        if rooms is not None
+        else None
     )
-    refusal = run_refusal(settings)
-    workspace = Workspace(
-        filesystem,
+    workspace: Workspace = open_workspace(
+        live if live is not None else contents,
         store,
+        projection=settings.projection,
+        layout=settings.layout,
+        guard=LiveWriteGuard(live) if live is not None else None,
+        runner=(lambda notebooks: runner(contents, notebooks)) if runner is not None else None,
+        run_refusal=run_refusal(settings),
         seen_lines=settings.seen_lines,
         max_patch_bytes=settings.max_patch_bytes,
         max_file_bytes=settings.max_file_bytes,
         activity=ActivityLog(settings.activity_limit),
         resolve_path=contents.resolve,
         describe="this Jupyter server",
-        runner=runner(contents, filesystem) if runner is not None and refusal is None else None,
-        run_refusal=refusal,
         revert_refusal=revert_refusal(settings),
         allow_overwrite=settings.allow_overwrite,
         max_edits=settings.max_edits_per_patch,

@@ -21,6 +21,8 @@ from .catalog import (
     EDIT_LANGUAGE,
     TOOL_NAMES,
     TOOL_SPECS,
+    Field,
+    FieldKind,
     ToolSpec,
     mcp_definitions,
     rest_request_definitions,
@@ -56,6 +58,7 @@ from .requests import (
 from .rest_client import AGENT_HEADER, RestWorkspace
 from .revert import UndoPlan, revert_request
 from .validate import Source, tool_request
+from .wiring import NotebookRunner, open_workspace
 from .workspace import Workspace
 
 __all__ = [
@@ -72,7 +75,10 @@ __all__ = [
     "DirectoryWorkspace",
     "EditRequest",
     "EvalRequest",
+    "Field",
+    "FieldKind",
     "KernelRequest",
+    "NotebookRunner",
     "OutputsRequest",
     "ReadRequest",
     "RestWorkspace",
@@ -96,6 +102,7 @@ __all__ = [
     "default_store_path",
     "mcp_definitions",
     "open_directory",
+    "open_workspace",
     "resolve_store_path",
     "rest_request_definitions",
     "revert_request",

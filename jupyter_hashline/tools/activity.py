@@ -305,7 +305,7 @@ def _owners(lines: list[str], first: int, last: int) -> list[str | None]:
     return owner
 
 
-def touched_cells(before: str, after: str) -> tuple[str, ...]:
+def cells_in_changed_lines(before: str, after: str) -> tuple[str, ...]:
     """Ids of the cells (per projection marker lines) that an edit before -> after touched.
 
     Only the changed middle of the texts is scanned, plus the way up to the marker above it.
@@ -359,7 +359,7 @@ class ActivityLog:
     ) -> ActivityRecord:
         """Add one applied edit and return its record."""
         diff = unified_diff(path, before, after, self._max_diff_chars)
-        cells = touched_cells(before, after) if path.endswith(".ipynb") else ()
+        cells = cells_in_changed_lines(before, after) if path.endswith(".ipynb") else ()
         return self._add(
             path=path,
             op=op,

@@ -1,6 +1,6 @@
 """The tools over one directory on this machine (the CLI's and the MCP server's default).
 
-`open_directory(root)` is a `Workspace` over `NotebookFilesystem(PairedDiskFilesystem(root))`:
+`open_directory(root)` is a `Workspace` over `PairedDiskFilesystem(root)` (`open_workspace`):
 every path is confined to the root, and notebooks paired by jupytext are read and written as
 pairs (every paired file updated, a newer text twin honoured). Snapshots go to a
 `SqliteSnapshotStore`, by default the very file a Jupyter server on the same root uses
@@ -28,6 +28,7 @@ from ..hashline.patcher import SeenLinesPolicy
 from ..hashline.sqlite_store import SqliteSnapshotStore
 from ..kernels import CellRunner
 from ..notebook import NotebookFilesystem, PairedDiskFilesystem, torn_notebook
+from .wiring import open_workspace
 from .workspace import Workspace
 
 __all__ = [
@@ -45,16 +46,21 @@ RunnerFactory = Callable[[NotebookFilesystem, Path], CellRunner]
 """Makes the runner of a directory from its notebook filesystem and its root."""
 
 
-def default_store_path(root: str | os.PathLike[str]) -> Path:
-    """`<Jupyter data dir>/jupyter_hashline/snapshots-<root id>.sqlite3` (the server's default).
+def default_store_path(
+    root: str | os.PathLike[str], data_dir: str | os.PathLike[str] | None = None
+) -> Path:
+    """`<data dir>/jupyter_hashline/snapshots-<root id>.sqlite3`: the one default store file of
+    a root, for the server and the directory mode alike.
 
     `root id` is the first 12 hex digits of the SHA-256 of the root's real path. The data dir
-    honours `JUPYTER_DATA_DIR`.
+    is Jupyter's (honouring `JUPYTER_DATA_DIR`) unless given (the server gives its own).
     """
-    from jupyter_core.paths import jupyter_data_dir
+    if data_dir is None:
+        from jupyter_core.paths import jupyter_data_dir
 
+        data_dir = jupyter_data_dir()
     root_id = hashlib.sha256(os.path.realpath(root).encode()).hexdigest()[:12]
-    return Path(jupyter_data_dir()) / "jupyter_hashline" / f"snapshots-{root_id}.sqlite3"
+    return Path(data_dir) / "jupyter_hashline" / f"snapshots-{root_id}.sqlite3"
 
 
 def resolve_store_path(root: str | os.PathLike[str], store: str | None) -> str:
@@ -92,15 +98,14 @@ def open_directory(
     chosen = resolve_store_path(folder, store_path)
     if chosen != ":memory:":
         Path(chosen).parent.mkdir(parents=True, exist_ok=True)
-    store = SqliteSnapshotStore(chosen)
-    fs = NotebookFilesystem(PairedDiskFilesystem(folder, unreadable=torn_notebook))
-    workspace = DirectoryWorkspace(
-        fs,
-        store,
+    workspace = open_workspace(
+        PairedDiskFilesystem(folder, unreadable=torn_notebook),
+        SqliteSnapshotStore(chosen),
         seen_lines=seen_lines,
         describe=f"directory {folder} (snapshots in {chosen})",
-        runner=run_with(fs, folder) if run_with is not None else None,
+        runner=(lambda fs: run_with(fs, folder)) if run_with is not None else None,
         run_refusal=run_refusal,
+        kind=DirectoryWorkspace,
     )
     workspace.root = folder
     return workspace

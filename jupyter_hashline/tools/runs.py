@@ -32,8 +32,8 @@ from ..kernels import (
     RunPlan,
     StaleCellsError,
     UnseenCellsError,
+    added_or_changed_cells,
     plan_run,
-    touched_cells,
 )
 from .activity import ActivityRecord, RunEntry
 from .requests import RunRequest
@@ -50,7 +50,7 @@ class TouchedCells:
 
     def remember(self, agent: str, key: str, before: str, after: str) -> None:
         """An edit of notebook `key` by `agent` turned projection `before` into `after`."""
-        self._cells[(agent, key)] = touched_cells(before, after)
+        self._cells[(agent, key)] = added_or_changed_cells(before, after)
         self._cells.move_to_end((agent, key))
         while len(self._cells) > self._limit:
             self._cells.popitem(last=False)

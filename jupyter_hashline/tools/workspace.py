@@ -55,7 +55,6 @@ from ..hashline.patcher import (
     Patcher,
     SeenLinesPolicy,
 )
-from ..hashline.recovery import carry_lines
 from ..hashline.results import PartialWriteError, PatchResult, SectionOp, SectionResult
 from ..hashline.store import SnapshotStore
 from ..hashline.text import line_count, section_tag
@@ -522,7 +521,10 @@ class Workspace:
     ) -> ToolOutcome:
         """Record what landed and the run; the reply."""
         after = run.landed_text if run.landed_text is not None else passed.live_text
-        tag, warnings = self._record_after_run(request, key, passed.snapshot_text, after)
+        patcher = self.patcher(request.agent)
+        tag, warnings = patcher.record_rewritten(
+            path, key, request.tag, passed.snapshot_text, after
+        )
         record = self.activity.record_run(
             path=path,
             who=request.agent,
@@ -537,21 +539,6 @@ class Workspace:
             run, path=path, tag=tag, notes=notes, max_chars=max_chars, record=record
         )
         return ToolOutcome(text, reply=reply, activity=(record,))
-
-    def _record_after_run(
-        self, request: RunRequest, key: str, before: str, after: str
-    ) -> tuple[str, tuple[str, ...]]:
-        """Record the notebook's text after the run, carrying the agent's seen lines; a store
-        failure now is a note (the cells ran), never an error."""
-        try:
-            seen = self.store.seen_lines(key, request.tag, agent=request.agent)
-            tag = self.store.record(key, after)
-            carried = carry_lines(before, after, seen)
-            self.store.record_seen_lines(key, tag, carried, agent=request.agent)
-        except Exception as err:
-            reason = err.message if isinstance(err, HashlineError) else f"{type(err).__name__}"
-            return section_tag(after), (f"the new header was not recorded ({reason})",)
-        return tag, ()
 
 
 async def _with_figures(

@@ -30,7 +30,7 @@ from typing import Any
 
 from IPython.core.magic import Magics, line_magic, magics_class
 
-from ..agent.session import Session
+from ..agent import Session
 
 __all__ = [
     "HashlineMagics",

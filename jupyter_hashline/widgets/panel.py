@@ -29,8 +29,8 @@ from . import render
 from .view import PanelLimits, PanelTracker
 
 if TYPE_CHECKING:
-    from ..agent.session import Session
-    from ..zones.log import RebuildRecord
+    from ..agent import Session
+    from ..zones import RebuildRecord
 
 __all__ = ["ZonesPanel"]
 

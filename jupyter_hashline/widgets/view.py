@@ -24,9 +24,8 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..agent.session import Session
-    from ..zones.ledger import LedgerTurn
-    from ..zones.stability import PinRecord
+    from ..agent import Session
+    from ..zones import LedgerTurn, PinRecord
 
 __all__ = ["ContractStatus", "PanelLimits", "PanelTracker"]
 

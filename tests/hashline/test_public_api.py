@@ -27,6 +27,11 @@ DESIGN_NAMES = {
 
 
 EXPORTED = {
+    "common_prefix",
+    "common_suffix",
+    "Capabilities",
+    "capabilities_of",
+    "checked_filesystem",
     "AnchorError",
     "AppliedEdits",
     "ByteStorage",
@@ -74,6 +79,7 @@ EXPORTED = {
     "parse_patch",
     "patch_schema",
     "rebase_by_text",
+    "scope_memo",
     "section_tag",
     "validate_edits",
 }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import struct
 
-from jupyter_hashline.kernels import CellRun, KernelRun, RunStatus
+from jupyter_hashline.kernels import CellRun, KernelRun, RunStatus, with_note_appended
 
 
 def png(width: int, height: int) -> str:
@@ -99,3 +99,13 @@ def test_cells_that_did_not_run_say_why_and_have_no_outputs_to_write() -> None:
         "outputs": "",
         "note": "interrupted after 2 s (timeout_s)",
     }
+
+
+def test_a_note_is_appended_only_to_cells_that_ran_and_have_one() -> None:
+    died = CellRun("a", RunStatus.ERROR, note="the kernel died")
+    quiet = CellRun("b", RunStatus.OK)
+    skipped = CellRun("c", RunStatus.SKIPPED, note="an earlier cell failed")
+    runs = with_note_appended((died, quiet, skipped), "it is started again at the next run")
+    assert runs[0].note == "the kernel died; it is started again at the next run"
+    assert runs[1:] == (quiet, skipped)
+    assert died.note == "the kernel died"  # values are frozen: new runs, not changed ones

@@ -11,8 +11,8 @@ from jupyter_hashline.kernels import (
     NotRunnableError,
     StaleCellsError,
     UnseenCellsError,
+    added_or_changed_cells,
     plan_run,
-    touched_cells,
 )
 
 SNAPSHOT = (
@@ -155,14 +155,14 @@ def test_with_seen_lines_unseen_source_lines_are_revealed_and_refused() -> None:
     assert plan(cells=["load"], seen_lines={4, 5}).cells[0].cell_id == "load"
 
 
-def test_touched_cells_are_the_added_and_changed_ones_in_notebook_order() -> None:
+def test_added_or_changed_cells_are_in_notebook_order() -> None:
     after = (
         SNAPSHOT.replace("print(x)", "print(x * 2)")
         .replace("# Sales\n", "# Sales!\n")
         .replace("# %% [raw] id=notes\nraw text\n", "# %% [code] id=fresh\ny = 1\n")
     )
-    assert touched_cells(SNAPSHOT, after) == ("intro", "show", "fresh")
-    assert touched_cells(SNAPSHOT, SNAPSHOT) == ()
+    assert added_or_changed_cells(SNAPSHOT, after) == ("intro", "show", "fresh")
+    assert added_or_changed_cells(SNAPSHOT, SNAPSHOT) == ()
 
 
 def test_refusals_are_engine_errors() -> None:

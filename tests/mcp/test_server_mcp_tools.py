@@ -131,3 +131,11 @@ async def test_a_server_that_lists_notebook_run_lets_jupyter_ai_run_cells(
     service = jp_serverapp.web_app.settings["jupyter_hashline_service"]
     runs = [edit for edit in service.activity()["edits"] if edit["op"] == "run"]
     assert {edit["who"] for edit in runs} == {"jupyter-ai"} and len(runs) == 2
+
+
+def test_the_hosts_error_and_image_classes_are_the_installed_sdks() -> None:
+    # fastmcp is not installed here: both come from the SDK's server (its 2.x module)
+    from mcp.server.mcpserver.utilities.types import Image
+
+    assert mcp_tools.tool_error_class() is ToolError
+    assert mcp_tools.host_image_class() is Image

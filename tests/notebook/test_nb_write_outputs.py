@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from nbtestkit import Storage, analysis, dumps
 
+from jupyter_hashline.hashline import Filesystem, WriteResult
 from jupyter_hashline.hashline.errors import HashlineError
 from jupyter_hashline.hashline.memory_fs import InMemoryFilesystem
 from jupyter_hashline.notebook import (
@@ -31,19 +32,19 @@ def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Storage:
     return Storage(request.param, tmp_path)
 
 
-class CountingWrites:
+class CountingWrites(Filesystem):
     """The inner filesystem, counting writes."""
 
-    def __init__(self, inner: object) -> None:
+    def __init__(self, inner: Filesystem) -> None:
         self.inner = inner
         self.writes = 0
 
     async def read_text(self, path: str) -> str:
-        return str(await self.inner.read_text(path))  # type: ignore[attr-defined]
+        return await self.inner.read_text(path)
 
-    async def write_text(self, path: str, content: str) -> object:
+    async def write_text(self, path: str, content: str) -> WriteResult:
         self.writes += 1
-        return await self.inner.write_text(path, content)  # type: ignore[attr-defined]
+        return await self.inner.write_text(path, content)
 
 
 async def test_outputs_and_counts_of_the_run_cells_land_in_one_write(storage: Storage) -> None:

@@ -2,8 +2,8 @@
 
 A real `jupyter server` with jupyter_hashline and the server's own contents manager (the stock
 one, under jupytext's when jupytext is installed: the setup most people have), so agent edits
-take the byte path (server/contents_fs.py): a temp file, fsync, rename. In each trial an agent
-sends one-line edits as fast as the server acknowledges them, a reader thread reads the
+take the byte path (server/adapters/contents_fs.py): a temp file, fsync, rename. In each trial an
+agent sends one-line edits as fast as the server acknowledges them, a reader thread reads the
 notebook file from disk over and over (as any other program on the machine could), and the
 server is killed with SIGKILL after a random moment, then restarted on the same root and store
 for the next trial. Counted first, judged after: every read the reader made parsed as a

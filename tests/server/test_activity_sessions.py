@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from jupyter_hashline.hashline.locks import PathLocks
 from jupyter_hashline.server.errors import BadRequestError, SessionNotFoundError
 from jupyter_hashline.server.sessions import SessionRegistry
-from jupyter_hashline.tools.activity import ActivityLog, touched_cells, unified_diff
+from jupyter_hashline.tools.activity import ActivityLog, cells_in_changed_lines, unified_diff
 
 NB_BEFORE = (
     "# %% [markdown] id=intro\n# Title\n"
@@ -30,15 +30,15 @@ def snapshot(turns: int = 2, edits: int = 1) -> dict[str, object]:
     }
 
 
-def test_touched_cells_names_edited_inserted_and_deleted_cells() -> None:
+def test_cells_in_changed_lines_names_edited_inserted_and_deleted_cells() -> None:
     edited = NB_BEFORE.replace("df = load()", "df = load(parse_dates=True)")
-    assert touched_cells(NB_BEFORE, edited) == ("load",)
+    assert cells_in_changed_lines(NB_BEFORE, edited) == ("load",)
     appended = NB_BEFORE + "df.describe()\n"
-    assert touched_cells(NB_BEFORE, appended) == ("plot",)
+    assert cells_in_changed_lines(NB_BEFORE, appended) == ("plot",)
     without_plot = NB_BEFORE.replace("# %% [code] id=plot\ndf.plot()\n", "")
-    assert touched_cells(NB_BEFORE, without_plot) == ("plot",)
+    assert cells_in_changed_lines(NB_BEFORE, without_plot) == ("plot",)
     two = edited.replace("# Title", "# New title")
-    assert touched_cells(NB_BEFORE, two) == ("intro", "load")
+    assert cells_in_changed_lines(NB_BEFORE, two) == ("intro", "load")
 
 
 def test_activity_is_newest_first_bounded_and_attributed() -> None:

@@ -25,7 +25,7 @@ from jupyter_hashline.hashline.errors import (
     WriteFailedError,
 )
 from jupyter_hashline.notebook import InvalidNotebookError
-from jupyter_hashline.server.contents_fs import ContentsFilesystem, _names_jupytext
+from jupyter_hashline.server.adapters.contents_fs import ContentsFilesystem, _names_jupytext
 from jupyter_hashline.server.errors import (
     BadRequestError,
     HiddenPathError,

@@ -16,7 +16,7 @@ from jupyter_ydoc import YNotebook
 from pycrdt import Doc, Text
 
 from jupyter_hashline.notebook import merge_projection, project_notebook
-from jupyter_hashline.server.live_apply import (
+from jupyter_hashline.server.adapters.live_apply import (
     ORIGIN,
     LiveDocumentChanged,
     apply_text_ops,

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from jupyter_ydoc import YNotebook
 from pycrdt import Doc, Map
 
-from jupyter_hashline.server.live_mirror import LiveMirror, full_notebook
+from jupyter_hashline.server.adapters.live_mirror import LiveMirror, full_notebook
 
 STEPS = ("type", "person", "count", "outputs", "tags", "insert", "delete", "move", "meta")
 

@@ -23,7 +23,7 @@ from traitlets.config import Config
 
 from jupyter_hashline.hashline import section_tag
 from jupyter_hashline.notebook import project_notebook
-from jupyter_hashline.server.live import LiveNotebookFilesystem
+from jupyter_hashline.server.adapters.live import LiveWriteGuard
 
 NB = "work/analysis.ipynb"
 
@@ -132,7 +132,7 @@ async def test_patch_lands_live_and_the_persons_unsaved_typing_survives(
         assert "overwrite" not in room_events
         assert source(person, 0) == "a = 1  # typed, not saved"
     service = jp_serverapp.web_app.settings["jupyter_hashline_service"]
-    assert isinstance(service.filesystem, LiveNotebookFilesystem)
+    assert isinstance(service.filesystem.guard, LiveWriteGuard)
 
 
 async def test_landed_text_is_the_projection_of_the_file_on_disk(

@@ -29,10 +29,14 @@ from jupyter_hashline.kernels import (
     plan_run,
 )
 from jupyter_hashline.kernels.clients import own_client
-from jupyter_hashline.server.contents_fs import ContentsFilesystem
-from jupyter_hashline.server.live import LiveContentsFilesystem, LiveNotebookFilesystem
-from jupyter_hashline.server.live_rooms import RoomFinder
-from jupyter_hashline.server.run_kernel import ServerKernelRunner
+from jupyter_hashline.notebook import NotebookFilesystem
+from jupyter_hashline.server.adapters.contents_fs import ContentsFilesystem
+from jupyter_hashline.server.adapters.live import (
+    LiveContentsFilesystem,
+    LiveWriteGuard,
+)
+from jupyter_hashline.server.adapters.live_rooms import RoomFinder
+from jupyter_hashline.server.adapters.run_kernel import ServerKernelRunner
 
 NB = "work/analysis.ipynb"
 SLOW = "import time\nprint('first', flush=True)\ntime.sleep(1.5)\nprint('second')"
@@ -44,15 +48,16 @@ def jp_server_config(collaboration_server_config: Config) -> Config:
 
 
 @pytest.fixture
-def notebooks(jp_serverapp: Any) -> LiveNotebookFilesystem:
+def notebooks(jp_serverapp: Any) -> NotebookFilesystem:
     contents = ContentsFilesystem(jp_serverapp.contents_manager)
     rooms = RoomFinder(lambda: jp_serverapp.web_app.settings)
-    return LiveNotebookFilesystem(LiveContentsFilesystem(contents, rooms))
+    live = LiveContentsFilesystem(contents, rooms)
+    return NotebookFilesystem(live, guard=LiveWriteGuard(live))
 
 
 @pytest.fixture
 def runner(
-    jp_serverapp: Any, notebooks: LiveNotebookFilesystem, jp_asyncio_loop: asyncio.AbstractEventLoop
+    jp_serverapp: Any, notebooks: NotebookFilesystem, jp_asyncio_loop: asyncio.AbstractEventLoop
 ) -> Iterator[ServerKernelRunner]:
     built = ServerKernelRunner.from_serverapp(
         jp_serverapp,
@@ -238,7 +243,7 @@ async def test_in_an_open_room_the_person_sees_the_output_arrive_and_it_is_saved
 async def test_in_a_room_a_persons_typing_in_the_cell_refuses_the_run(
     runner: ServerKernelRunner,
     jp_serverapp: Any,
-    notebooks: LiveNotebookFilesystem,
+    notebooks: NotebookFilesystem,
     jp_root_dir: Path,
     open_in_lab: OpenInLab,
 ) -> None:

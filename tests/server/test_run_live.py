@@ -9,7 +9,7 @@ import nbformat
 from jupyter_ydoc import YNotebook
 
 from jupyter_hashline.kernels import CellRun, OutputCollector, RunStatus
-from jupyter_hashline.server.run_live import LiveOutputs
+from jupyter_hashline.server.adapters.run_live import LiveOutputs
 
 
 def document(minor: int = 5) -> YNotebook:

@@ -1,4 +1,4 @@
-"""Edits into notebooks open in JupyterLab with real-time collaboration (DESIGN §6).
+"""Edits into notebooks open in JupyterLab with real-time collaboration.
 
 Two layers, so the live path shows exactly the projection the disk path shows:
 
@@ -7,11 +7,11 @@ Two layers, so the live path shows exactly the projection the disk path shows:
   it, and `write_text` lands the merged notebook in the shared document as granular changes
   (`live_apply`), saves the room, and reads the file back: the landed text is what is on disk.
   Every other path, or a notebook without a room, goes to the contents manager.
-- `LiveNotebookFilesystem` is the notebook layer over it (projection, merge, validation, tags
-  and cell-aware recovery are `NotebookFilesystem`'s, unchanged). It adds one guard: an edit
-  is merged only into the live text the patcher read; if a person typed in between, the write
-  raises `LiveDocumentChanged` (nothing applied) and the workspace retries the whole edit, whose
-  stale tag is then recovered cell by cell as on disk.
+- `NotebookFilesystem` is the notebook layer over it (projection, merge, validation, tags and
+  cell-aware recovery, unchanged) with one guard, `LiveWriteGuard` (the notebook layer's
+  `WriteGuard` seam): an edit is merged only into the live text the patcher read; if a person
+  typed in between, the write raises `LiveDocumentChanged` (nothing applied) and the workspace
+  retries the whole edit, whose stale tag is then recovered cell by cell as on disk.
 
 Invariants:
 - From the guard's check of the live document to the end of the pycrdt transaction nothing
@@ -28,18 +28,27 @@ Invariants:
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..hashline.filesystem import ByteStorage, Filesystem, WriteResult
-from ..notebook import CellJsonCache, NotebookFilesystem, is_notebook_path, serialize_notebook
-from .contents_fs import ContentsFilesystem, parse_notebook_text
+from ...hashline import ByteStorage, Filesystem, WriteResult
+from ...notebook import (
+    CellJsonCache,
+    is_notebook_path,
+    parse_notebook_text,
+    serialize_notebook,
+)
+from .contents_fs import ContentsFilesystem
 from .live_apply import LiveDocumentChanged, apply_to_live
 from .live_mirror import LiveMirror
 from .live_rooms import LiveRoom, RoomFinder
 
-__all__ = ["LiveContentsFilesystem", "LiveDocumentChanged", "LiveNotebookFilesystem"]
+__all__ = [
+    "LiveContentsFilesystem",
+    "LiveDocumentChanged",
+    "LiveWriteGuard",
+]
 
 NOT_SAVED = (
     "the edit is in the notebook open in JupyterLab, but the room did not save it to disk yet "
@@ -203,31 +212,26 @@ class LiveContentsFilesystem(Filesystem, ByteStorage):
         return served
 
 
-class LiveNotebookFilesystem(NotebookFilesystem):
-    """`NotebookFilesystem` over `LiveContentsFilesystem`, with the read-to-write guard."""
+class LiveWriteGuard:
+    """The read-to-write guard of notebooks open in a room (a `notebook.WriteGuard`)."""
 
-    inner: LiveContentsFilesystem
-
-    def __init__(self, inner: LiveContentsFilesystem, *args: Any, **kwargs: Any) -> None:
-        super().__init__(inner, *args, **kwargs)
+    def __init__(self, storage: LiveContentsFilesystem, size: int = 64) -> None:
+        self.storage = storage
+        self._size = size
         self._last_read: OrderedDict[str, str] = OrderedDict()
 
-    async def read_text(self, path: str) -> str:
-        text = await super().read_text(path)
-        if is_notebook_path(path):
-            self._last_read[path] = text
-            self._last_read.move_to_end(path)
-            while len(self._last_read) > 4 * self._cache_size:
-                self._last_read.popitem(last=False)
-        return text
+    def shown(self, path: str, text: str) -> None:
+        self._last_read[path] = text
+        self._last_read.move_to_end(path)
+        while len(self._last_read) > self._size:
+            self._last_read.popitem(last=False)
 
-    async def write_text(self, path: str, content: str) -> WriteResult:
-        if not is_notebook_path(path) or await self.inner.find(path) is None:
-            return await super().write_text(path, content)
-        await self.inner.preflight_write(path)  # the last await that may yield before the edit
-        if await self.inner.find(path) is None:
+    async def before_write(self, path: str, read_now: Callable[[], Awaitable[str]]) -> None:
+        if await self.storage.find(path) is None:
+            return  # no room: the contents manager's path, guarded by the engine's own checks
+        await self.storage.preflight_write(path)  # the last await that may yield before the edit
+        if await self.storage.find(path) is None:
             raise LiveDocumentChanged(path)
-        now = await NotebookFilesystem.read_text(self, path)
+        now = await read_now()
         if self._last_read.get(path, now) != now:
             raise LiveDocumentChanged(path)
-        return await super().write_text(path, content)

@@ -32,8 +32,9 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
 
-from ..notebook.ids import display_ids
-from ..tools.errors import ChangedDuringWriteError
+from ...hashline import common_prefix, common_suffix
+from ...notebook import display_ids
+from ...tools import ChangedDuringWriteError
 
 ORIGIN = "jupyter_hashline"
 _SCALAR_KEYS = frozenset({"id", "execution_count"})
@@ -70,13 +71,8 @@ def split_keep_lines(text: str) -> list[str]:
 
 def _trimmed(old: str, new: str) -> tuple[int, int, int]:
     """Common prefix length, and the lengths of `old` and `new` after prefix and suffix."""
-    limit = min(len(old), len(new))
-    prefix = 0
-    while prefix < limit and old[prefix] == new[prefix]:
-        prefix += 1
-    suffix = 0
-    while suffix < limit - prefix and old[-1 - suffix] == new[-1 - suffix]:
-        suffix += 1
+    prefix = common_prefix(old, new)
+    suffix = common_suffix(old, new, min(len(old), len(new)) - prefix)
     return prefix, len(old) - prefix - suffix, len(new) - prefix - suffix
 
 

@@ -35,24 +35,27 @@ from typing import Any
 
 from jupyter_core.utils import ensure_async
 
-from ..kernels.clients import own_client
-from ..kernels.collect import OutputEvent
-from ..kernels.control import KernelAction, KernelState
-from ..kernels.errors import KernelDiedError
-from ..kernels.execute import KernelOutcome, OutputListener, execute_cells
-from ..kernels.kernelspec import choose_kernel, notebook_metadata
-from ..kernels.results import CellRun, KernelRun
-from ..kernels.runner import (
+from ...kernels import (
     DEFAULT_TIMEOUT_S,
     EVAL_CELL,
-    OutputsWriter,
+    CellToRun,
+    KernelAction,
+    KernelDiedError,
+    KernelOutcome,
+    KernelRun,
+    KernelState,
+    OutputEvent,
+    OutputListener,
     WriteLock,
     checked_timeout,
+    choose_kernel,
+    execute_cells,
+    notebook_metadata,
+    with_note_appended,
     write_back,
 )
-from ..kernels.selection import CellToRun
-from ..notebook.executed import Executed
-from ..notebook.loading import load_notebook
+from ...kernels.clients import own_client  # a face of its own: it loads jupyter_client
+from ...notebook import Executed, NotebookFilesystem
 from .contents_fs import ContentsFilesystem
 from .live_rooms import RoomFinder
 from .run_live import LiveOutputs
@@ -188,7 +191,7 @@ class ServerKernelRunner:
         session_manager: Any,
         kernel_spec_manager: Any,
         contents: ContentsFilesystem,
-        notebooks: OutputsWriter,
+        notebooks: NotebookFilesystem,
         rooms: RoomFinder | None = None,
     ) -> None:
         self.kernel_manager = kernel_manager
@@ -206,7 +209,7 @@ class ServerKernelRunner:
         serverapp: Any,
         *,
         contents: ContentsFilesystem,
-        notebooks: OutputsWriter,
+        notebooks: NotebookFilesystem,
         rooms: RoomFinder | None = None,
     ) -> ServerKernelRunner:
         return cls(
@@ -248,7 +251,7 @@ class ServerKernelRunner:
         runs = done.runs
         if done.kernel is not KernelOutcome.USABLE:
             kernel.dead_reported = done.kernel is KernelOutcome.DIED
-            runs = _with_note(runs, _AFTERMATH[done.kernel])
+            runs = with_note_appended(runs, _AFTERMATH[done.kernel])
         run = KernelRun(path=api, kernel=kernel.name, cells=runs, notes=notes)
         landed, warnings = await self._write(api, live, run.executed, write_lock)
         return dataclasses.replace(run, landed_text=landed, write_warnings=warnings)
@@ -272,7 +275,7 @@ class ServerKernelRunner:
         runs = done.runs
         if done.kernel is not KernelOutcome.USABLE:
             kernel.dead_reported = done.kernel is KernelOutcome.DIED
-            runs = _with_note(runs, _AFTERMATH[done.kernel])
+            runs = with_note_appended(runs, _AFTERMATH[done.kernel])
         return KernelRun(path=api, kernel=kernel.name, cells=runs, notes=notes)
 
     async def control(self, path: str, action: KernelAction) -> KernelState:
@@ -407,7 +410,7 @@ class ServerKernelRunner:
         async with lock:
             saved = await room.save()
             raw = await self.contents.read_text(api)
-        return load_notebook(raw, api).projection, (() if saved else (NOT_SAVED,))
+        return self.notebooks.view_of(api, raw), (() if saved else (NOT_SAVED,))
 
 
 def _session_path(session: Mapping[str, Any], drive_prefix_allowed: bool) -> str:
@@ -427,10 +430,3 @@ def _both(first: OutputListener | None, second: OutputListener | None) -> Output
             listener(cell_id, events)
 
     return call
-
-
-def _with_note(runs: tuple[CellRun, ...], suffix: str) -> tuple[CellRun, ...]:
-    return tuple(
-        dataclasses.replace(r, note=f"{r.note}; {suffix}") if r.status.ran and r.note else r
-        for r in runs
-    )

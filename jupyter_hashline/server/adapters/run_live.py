@@ -22,10 +22,8 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..kernels.collect import OutputEvent
-from ..kernels.results import CellRun
-from ..notebook.executed import Executed
-from ..notebook.ids import display_ids
+from ...kernels import CellRun, OutputEvent
+from ...notebook import Executed, display_ids
 from .live_apply import ORIGIN
 from .live_mirror import full_notebook as live_notebook
 

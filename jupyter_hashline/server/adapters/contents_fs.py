@@ -56,21 +56,21 @@ from jupyter_server.services.contents.largefilemanager import (
 )
 from tornado.web import HTTPError
 
-from ..hashline.callscope import scope_memo
-from ..hashline.disk import DiskFilesystem
-from ..hashline.errors import (
+from ...hashline import (
+    ByteStorage,
+    DiskFilesystem,
+    Filesystem,
     HashlineError,
     NotFoundError,
     NotTextError,
     TooLargeError,
     WriteFailedError,
+    WriteResult,
+    scope_memo,
 )
-from ..hashline.filesystem import ByteStorage, Filesystem, WriteResult
-from ..notebook.errors import InvalidNotebookError
-from ..notebook.loading import parse_json, paused_gc, rejoin_lines
-from ..notebook.serialize import serialize_notebook
-from .config import path_allowed
-from .errors import (
+from ...notebook import contents_model, is_paired, parse_notebook_text, serialize_notebook
+from ..config import path_allowed
+from ..errors import (
     BadRequestError,
     HiddenPathError,
     PathNotAllowedError,
@@ -78,7 +78,7 @@ from .errors import (
     ReadOnlyError,
     StorageError,
 )
-from .paths import api_path, confined_os_path, is_hidden_path
+from ..paths import api_path, confined_os_path, is_hidden_path
 
 T = TypeVar("T")
 _WRITE_BITS = stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH
@@ -393,13 +393,10 @@ class ContentsFilesystem(Filesystem, ByteStorage):
     def _model(self, path: str, content: str, *, as_notebook: bool) -> dict[str, Any]:
         if not path.endswith(".ipynb"):
             return {"type": "file", "format": "text", "content": content}
-        with paused_gc():
-            notebook = parse_notebook_text(path, content)  # never save a broken notebook
-        if not as_notebook:
-            return {"type": "file", "format": "text", "content": content}
-        # The model a contents manager expects is what nbformat.reads gives: multi-line strings
-        # joined (jupytext's save hooks, for one, need str sources).
-        return {"type": "notebook", "format": "json", "content": rejoin_lines(notebook)}
+        if as_notebook:  # jupytext's save hooks, for one, need the model nbformat.reads gives
+            return contents_model(path, content)
+        parse_notebook_text(path, content)  # never save a broken notebook
+        return {"type": "file", "format": "text", "content": content}
 
     def _check_writable(self, path: str) -> None:
         if self._read_only:
@@ -428,19 +425,6 @@ class ContentsFilesystem(Filesystem, ByteStorage):
                 f"{path} is larger than this server's file limit ({limit} bytes); "
                 "it cannot be read or edited through hashline."
             )
-
-
-def is_paired(text: str) -> bool:
-    """Whether a notebook's text pairs it with other files (`jupytext.formats` in its
-    metadata). Looks for the key's name before parsing anything."""
-    if '"formats"' not in text:
-        return False
-    try:
-        metadata = parse_json(text).get("metadata", {})
-    except (ValueError, AttributeError):
-        return False
-    jupytext = metadata.get("jupytext") if isinstance(metadata, Mapping) else None
-    return isinstance(jupytext, Mapping) and bool(jupytext.get("formats"))
 
 
 _STOCK_MANAGERS = (
@@ -507,14 +491,3 @@ async def _ensure_checkpoint(cm: Any, path: str) -> None:
     checkpoints = await ensure_async(cm.list_checkpoints(path))
     if not checkpoints:
         await ensure_async(cm.create_checkpoint(path))
-
-
-def parse_notebook_text(path: str, content: str) -> dict[str, Any]:
-    """The JSON object of a notebook file's text, or `InvalidNotebookError` saying why not."""
-    try:
-        notebook = parse_json(content)
-    except ValueError as err:
-        raise InvalidNotebookError(f"{path}: the notebook text is not JSON ({err}).") from err
-    if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
-        raise InvalidNotebookError(f"{path}: the text is not a notebook (no `cells` list).")
-    return notebook
