@@ -6,8 +6,8 @@ import asyncio
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reference_model import reference
-from strategies import FILE_LINES, edit_scripts, raw_texts, texts
+from testkit.edit_strategies import FILE_LINES, edit_scripts, raw_texts, texts
+from testkit.reference_model import reference
 
 from jupyter_hashline.hashline.apply import apply_edits
 from jupyter_hashline.hashline.edits import Edit

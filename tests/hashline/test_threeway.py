@@ -1,10 +1,9 @@
 """The three-way line merge: exact facts about every minimal diff, and the merge rule.
 
 `align` is checked against a brute-force enumeration of every longest common subsequence
-alignment (lcs_reference.py); `merge_lines` through its rules, one case each, and through the
-patcher as a property: a stale edit that lands put every named line where every minimal diff
-puts it, and never inserted into a gap the person's change filled.
-"""
+alignment (testkit/lcs_reference.py); `merge_lines` through its rules, one case each, and
+through the patcher as a property: a stale edit that lands put every named line where every
+minimal diff puts it, and never inserted into a gap the person's change filled."""
 
 from __future__ import annotations
 
@@ -12,9 +11,9 @@ import asyncio
 
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from lcs_reference import Pairs, all_alignments, fates
-from reference_model import reference, stale_apply
-from strategies import FILE_LINES, edit_scripts, line_changes
+from testkit.edit_strategies import FILE_LINES, edit_scripts, line_changes
+from testkit.lcs_reference import Pairs, all_alignments, fates
+from testkit.reference_model import reference, stale_apply
 
 from jupyter_hashline.hashline.edits import Edit, EditOp
 from jupyter_hashline.hashline.filesystem import Footprint, LineRebase, RebaseRefusal

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from nbformat.v4 import new_code_cell
-from nbtestkit import Storage, analysis, dumps, loads
+from testkit.nb_files import Storage, analysis, dumps, loads
 
 from jupyter_hashline.hashline.errors import StaleTagError
 from jupyter_hashline.hashline.memory_store import InMemorySnapshotStore

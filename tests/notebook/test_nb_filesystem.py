@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from nbtestkit import Storage, analysis, dumps, loads
+from testkit.nb_files import Storage, analysis, dumps, loads
 
 from jupyter_hashline.hashline.disk import DiskFilesystem
 from jupyter_hashline.hashline.errors import AnchorError, HashlineError

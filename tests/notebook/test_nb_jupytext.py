@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import jupytext
 import pytest
-from nbtestkit import analysis, dumps, loads
+from testkit.nb_files import analysis, dumps, loads
 
 from jupyter_hashline.hashline.errors import HashlineError
 from jupyter_hashline.hashline.memory_fs import InMemoryFilesystem

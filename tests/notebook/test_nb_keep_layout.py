@@ -18,7 +18,7 @@ import nbformat
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from nb_strategies import notebooks, sources
+from testkit.nb_strategies import notebooks, sources
 
 from bench.diffs import edit_one_line, measure
 from bench.layouts import LAYOUTS, MIXED, disk_form, sample_notebook

@@ -13,7 +13,7 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from nb_strategies import notebooks, sources
+from testkit.nb_strategies import notebooks, sources
 
 from jupyter_hashline.notebook import layout, load_notebook, serialize_notebook
 from jupyter_hashline.notebook.cellmatch import match_cells

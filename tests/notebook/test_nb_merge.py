@@ -10,7 +10,7 @@ import nbformat
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from nb_strategies import notebooks, sources
+from testkit.nb_strategies import notebooks, sources
 
 from jupyter_hashline.hashline.errors import AnchorError
 from jupyter_hashline.notebook import merge_projection, project_notebook

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 
 import pytest
-from nb_strategies import png_b64
+from testkit.nb_strategies import png_b64
 
 from jupyter_hashline.hashline.errors import AnchorError
 from jupyter_hashline.notebook import cell_outputs, output_summary, outputs

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nbtestkit import analysis, dumps, loads
+from testkit.nb_files import analysis, dumps, loads
 
 from jupyter_hashline.hashline.memory_fs import InMemoryFilesystem
 from jupyter_hashline.hashline.memory_store import InMemorySnapshotStore

@@ -7,7 +7,7 @@ import copy
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from nb_strategies import LINE_PIECES, notebooks
+from testkit.nb_strategies import LINE_PIECES, notebooks
 
 from jupyter_hashline.notebook import merge_projection, parse_projection, project_notebook
 from jupyter_hashline.notebook.errors import InvalidNotebookError

@@ -6,7 +6,7 @@ import copy
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from nb_strategies import notebooks
+from testkit.nb_strategies import notebooks
 
 from jupyter_hashline.notebook import merge_projection, project_notebook
 from jupyter_hashline.notebook.ids import display_ids

@@ -16,7 +16,7 @@ from typing import Any
 import nbformat
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from nb_strategies import notebooks, sources
+from testkit.nb_strategies import notebooks, sources
 
 from jupyter_hashline.hashline.disk import DiskFilesystem
 from jupyter_hashline.hashline.memory_store import InMemorySnapshotStore

@@ -8,7 +8,7 @@ import json
 import nbformat
 import pytest
 from hypothesis import given, settings
-from nb_strategies import notebooks
+from testkit.nb_strategies import notebooks
 
 from jupyter_hashline.notebook import (
     CellJsonCache,

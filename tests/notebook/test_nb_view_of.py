@@ -3,7 +3,7 @@ the filesystem's own projection (what the server's runner reports after a room s
 
 from __future__ import annotations
 
-from nbtestkit import analysis, dumps
+from testkit.nb_files import analysis, dumps
 
 from jupyter_hashline.hashline import InMemoryFilesystem
 from jupyter_hashline.notebook import NotebookFilesystem, project_notebook

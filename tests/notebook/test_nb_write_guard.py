@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 import pytest
-from nbtestkit import analysis, dumps
+from testkit.nb_files import analysis, dumps
 
 from jupyter_hashline.hashline import HashlineError, InMemoryFilesystem
 from jupyter_hashline.notebook import NotebookFilesystem, WriteGuard, project_notebook

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from nbtestkit import Storage, analysis, dumps
+from testkit.nb_files import Storage, analysis, dumps
 
 from jupyter_hashline.hashline import Filesystem, WriteResult
 from jupyter_hashline.hashline.errors import HashlineError

@@ -1,8 +1,8 @@
 """A Jupyter server killed with SIGKILL in the middle of saving an agent's edit.
 
 A real `jupyter server` process with jupyter_hashline; its contents manager is Jupyter's own,
-with a test-only hook (pausing_contents.py) that holds a notebook save after Jupyter's atomic
-writer copied the old file to its `.~` intermediate and half of the new JSON reached the
+with a test-only hook (testkit/pausing_contents.py) that holds a notebook save after Jupyter's
+atomic writer copied the old file to its `.~` intermediate and half of the new JSON reached the
 target. The test kills the server there (`kill -9`), restarts it on the same root and store,
 and then: the notebook reads (through hashline and through Jupyter's own contents API) as the
 old notebook or the new one, never torn; every edit acknowledged before the kill is there;
@@ -26,7 +26,7 @@ from testkit.faults import Edit
 from bench.server import LocalServer
 
 HERE = Path(__file__).resolve().parent
-HOOK = ("--ServerApp.contents_manager_class=pausing_contents.PausingContentsManager",)
+HOOK = ("--ServerApp.contents_manager_class=testkit.pausing_contents.PausingContentsManager",)
 
 
 def make_notebook(path: Path) -> None:
@@ -50,7 +50,8 @@ def hooked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The pause trigger's path; the hook's module importable by the server process."""
     trigger = tmp_path / "pause"
     monkeypatch.setenv("HASHLINE_TEST_PAUSE", str(trigger))
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
+    tests = str(HERE.parent)  # testkit.pausing_contents is imported from there
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([tests, os.environ.get("PYTHONPATH", "")]))
     return trigger
 
 

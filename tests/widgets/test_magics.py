@@ -13,7 +13,7 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.testing import globalipapp
 from testkit.comms import RecordingComm
-from widget_sessions import EchoClient, edit_script, make_notebook, run, scripted_session
+from testkit.widget_sessions import EchoClient, edit_script, make_notebook, run, scripted_session
 
 from jupyter_hashline.agent import Session
 from jupyter_hashline.widgets import ZonesPanel

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from testkit.comms import RecordingComm
-from widget_sessions import (
+from testkit.widget_sessions import (
     EchoClient,
     done,
     edit_script,

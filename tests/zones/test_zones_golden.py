@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from zones_testkit import (
+from testkit.zones import (
     MODEL,
     SYSTEM,
     TOOLS,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from zones_testkit import (
+from testkit.zones import (
     SYSTEM,
     FakeClock,
     assistant,

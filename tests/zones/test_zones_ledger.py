@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from zones_testkit import TOOLS, FakeClock, assistant, make_prefix, user
+from testkit.zones import TOOLS, FakeClock, assistant, make_prefix, user
 
 from jupyter_hashline.zones import (
     CacheLedger,

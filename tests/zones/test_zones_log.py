@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from zones_testkit import FakeClock, assistant, assistant_call, tool_result, user
+from testkit.zones import FakeClock, assistant, assistant_call, tool_result, user
 
 from jupyter_hashline.zones import (
     AppendLog,

@@ -6,7 +6,7 @@ import copy
 import hashlib
 
 import pytest
-from zones_testkit import MODEL, SYSTEM, TOOLS, FakeClock, make_prefix, tool
+from testkit.zones import MODEL, SYSTEM, TOOLS, FakeClock, make_prefix, tool
 
 from jupyter_hashline.zones import (
     DriftPart,

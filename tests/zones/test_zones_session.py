@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from zones_testkit import (
+from testkit.zones import (
     TOOLS,
     FakeClock,
     assistant,

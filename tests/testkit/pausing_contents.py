@@ -1,12 +1,12 @@
 """A test-only contents manager: Jupyter's own, pausing a notebook save halfway when told to.
 
 Loaded by the Jupyter server that test_rel_killed_server.py starts
-(`--ServerApp.contents_manager_class=pausing_contents.PausingContentsManager`, this folder on
-PYTHONPATH). Jupyter's atomic writer first copies the old file to its `.~` intermediate and
-then writes the new notebook over the target. When the file named by the environment variable
-HASHLINE_TEST_PAUSE exists, the next notebook save writes HALF of the new JSON into the target,
-syncs it, creates `<that file>.paused` and blocks: the test kills the server right there, with
-the target torn on disk and the intermediate holding the old notebook.
+(`--ServerApp.contents_manager_class=testkit.pausing_contents.PausingContentsManager`, the tests
+folder on PYTHONPATH). Jupyter's atomic writer first copies the old file to its `.~`
+intermediate and then writes the new notebook over the target. When the file named by the
+environment variable HASHLINE_TEST_PAUSE exists, the next notebook save writes HALF of the new
+JSON into the target, syncs it, creates `<that file>.paused` and blocks: the test kills the
+server right there, with the target torn on disk and the intermediate holding the old notebook.
 
 Everything else is the stock `AsyncLargeFileManager` (the server's default).
 """

@@ -1,8 +1,5 @@
 """Hypothesis strategies for notebooks: every shape the projection and the serializer must survive.
 
-(Named `nb_strategies`, not `strategies`: tests/hashline has a `strategies.py`, and test
-directories are not packages, so two modules of one name would shadow each other.)
-
 Sources mix ordinary code with marker-like lines (`# %%`, escaped `\\# %%`), unicode, tabs,
 CR characters inside lines, other characters `str.splitlines` treats as breaks, empty cells and
 trailing newlines. Notebooks are valid nbformat 4.5 (unique ids) or legacy 4.4 (no ids), with
