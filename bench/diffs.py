@@ -34,7 +34,7 @@ import nbformat
 from bench.layouts import LAYOUTS, MIXED, disk_form, sample_notebook
 from jupyter_hashline.hashline.disk import DiskFilesystem
 from jupyter_hashline.notebook import NotebookFilesystem, parse_projection
-from jupyter_hashline.notebook.region import common_prefix, common_suffix
+from jupyter_hashline.notebook.incremental.region import common_prefix, common_suffix
 
 CORPUS = Path("/work/shared/corpus")
 FALLBACK_MARK = "in nbformat's layout"

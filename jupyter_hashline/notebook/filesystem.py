@@ -14,15 +14,16 @@ Invariants:
   it is still invalid and why, on every write.
   Cells the edit does not change are not validated again (that would cost more than the whole
   write): they are kept exactly as they are.
-- The text written is in the layout the file has (keep.py; the `layout` option, default
-  `keep`), or `nbformat.writes(merged) + "\n"` for new files, files no layout reproduces (with a
-  note) and the `nbformat` layout; the cells the edit did not change keep their bytes (layout.py,
-  keep.py), so a one-line edit serializes one cell.
+- The text written is in the layout the file has (keep.py; the `layout` option, default `keep`),
+  or `nbformat.writes(merged) + "\n"` for new files, files no layout reproduces (with a note)
+  and the `nbformat` layout; the cells the edit did not change keep their bytes
+  (incremental/layout.py, keep.py), so a one-line edit serializes one cell.
 - Writing the text a read returned changes nothing and writes nothing, so the file stays byte
   identical (whatever its layout).
 - Parsing is cached by the file's bytes (a read followed by a write parses once; the bytes a
   write produced are never parsed again), and a file that changed since the version cached is
-  parsed by the cells that changed (reload.py). Cached notebooks and cells are never mutated.
+  parsed by the cells that changed (incremental/reload.py). Cached notebooks and cells are never
+  mutated.
 - Over a `ByteStorage` (the disk; the server's local-disk contents manager) notebooks it
   `stores_bytes` are read and written as bytes: a file is compared
   with the bytes read before, parsed by orjson and written back without ever being decoded or
@@ -58,20 +59,20 @@ from ..hashline.filesystem import (
     checked_filesystem,
 )
 from ..hashline.offload import offloaded
-from .cellmatch import CellMatch, match_cells
 from .errors import InvalidNotebookError
 from .executed import Executed, with_executed
 from .ids import IdNotes, IdSource, display_ids, id_notes
+from .incremental.cellmatch import CellMatch, match_cells
+from .incremental.layout import assemble
+from .incremental.region import merge_edit
+from .incremental.reload import reload_notebook
 from .jupytext_view import check_format, jupytext_text, merge_jupytext
 from .keep import KeptLayout, assemble_kept, check_layout, chosen_layout
-from .layout import assemble
 from .loading import LoadedNotebook, load_notebook, paused_gc, splice_views
 from .merge import merge_projection, split_notes
 from .outputs import DEFAULT_MAX_CHARS, cell_outputs, output_summary
 from .projection import cell_source, parse_projection
 from .rebase import rebase_lines
-from .region import merge_edit
-from .reload import reload_notebook
 from .repair import repair_cells
 from .serialize import CellJsonCache, serialize_notebook
 from .validation import top_structure_problem
@@ -450,7 +451,7 @@ class NotebookFilesystem(Filesystem):
 
     def _load(self, path: str, raw: bytes, text: str | None) -> LoadedNotebook:
         """The notebook in `raw`: the cached version when the bytes are the same, else parsed
-        by what changed since that version (reload.py), else parsed whole."""
+        by what changed since that version (incremental/reload.py), else parsed whole."""
         with self._lock:
             cached = self._loaded.get(path)
             if cached is not None and cached.raw == raw:

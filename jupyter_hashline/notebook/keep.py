@@ -26,8 +26,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .cellmatch import CellMatch, match_cells
-from .layout import CellLayout, CellWriting, Span, build
+from .incremental.cellmatch import CellMatch, match_cells
+from .incremental.layout import CellLayout, CellWriting, Span, build
 from .style import FileStyle, StyledJson, detect_style
 
 __all__ = [

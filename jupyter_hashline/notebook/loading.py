@@ -15,9 +15,9 @@ Invariants:
   not UTF-8 text (undecodable, NUL) are `NotTextError`, as a text read of them would be.
 - A file that is not JSON, or not a notebook at all, raises `InvalidNotebookError` saying what
   to do. Schema problems do not stop a read; writes validate what they change (validation.py).
-- Each loaded text knows where its cells' bytes are (layout.py), so a write can reuse the bytes
-  of the cells it does not change; the check that the layout is nbformat's runs once per text,
-  on the first write that needs it.
+- Each loaded text knows where its cells' bytes are (incremental/layout.py), so a write can
+  reuse the bytes of the cells it does not change; the check that the layout is nbformat's runs
+  once per text, on the first write that needs it.
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ from ..hashline.disk import decode_text
 from ..hashline.errors import NotTextError
 from .errors import InvalidNotebookError
 from .ids import DisplayIds, display_ids
+from .incremental.layout import CellLayout, find_layout, written_layout
 from .keep import KeptLayout, find_kept_layout
-from .layout import CellLayout, find_layout, written_layout
 from .projection import marker_starts, project_notebook
 from .repair import needs_repair
 from .serialize import is_json_mime, joined_lines

@@ -10,11 +10,11 @@ Invariants:
   version) failing where it did not, or any problem in a new file.
 - Otherwise it is written, and `still_invalid` words the problem the written notebook still
   has, on every write of it (the first and every later one alike), until it is repaired.
-- Cost follows what changed: the changed cells are validated alone; whether the rest is
-  valid is known from the version written before (kept on the loaded notebook), or carried
-  from the version before a person's save when the cells it changed pass the screen
-  (`carry_validity`, reload.py), or found once per version read by `known_problem`'s screen
-  (a few lookups per cell).
+- Cost follows what changed: the changed cells are validated alone; whether the rest is valid is
+  known from the version written before (kept on the loaded notebook), or carried from the
+  version before a person's save when the cells it changed pass the screen (`carry_validity`,
+  incremental/reload.py), or found once per version read by `known_problem`'s screen (a few
+  lookups per cell).
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .cellmatch import CellMatch
 from .errors import InvalidNotebookError
 from .ids import display_ids
+from .incremental.cellmatch import CellMatch
 from .loading import LoadedNotebook
 from .validation import (
     cells_pass_screen,

@@ -23,8 +23,8 @@ from jupyter_hashline.notebook import (
     serialize_notebook,
 )
 from jupyter_hashline.notebook.errors import InvalidNotebookError
+from jupyter_hashline.notebook.incremental.region import common_prefix, common_suffix
 from jupyter_hashline.notebook.loading import rejoin_lines
-from jupyter_hashline.notebook.region import common_prefix, common_suffix
 from jupyter_hashline.notebook.validation import notebook_problem
 
 pytestmark = pytest.mark.corpus

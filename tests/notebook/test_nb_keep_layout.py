@@ -30,14 +30,14 @@ from jupyter_hashline.notebook import (
     parse_projection,
     serialize_notebook,
 )
+from jupyter_hashline.notebook.incremental.layout import find_layout
+from jupyter_hashline.notebook.incremental.region import common_prefix
 from jupyter_hashline.notebook.keep import (
     assemble_kept,
     find_kept_layout,
     layout_for_call,
 )
-from jupyter_hashline.notebook.layout import find_layout
 from jupyter_hashline.notebook.loading import rejoin_lines
-from jupyter_hashline.notebook.region import common_prefix
 from jupyter_hashline.notebook.style import FileStyle, StyledJson
 
 KEPT = sorted(name for name in LAYOUTS if name != MIXED)

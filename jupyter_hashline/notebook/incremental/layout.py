@@ -37,8 +37,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..serialize import cell_json, serialize_notebook
 from .cellmatch import CellMatch, match_cells
-from .serialize import cell_json, serialize_notebook
 
 HEAD = b'{\n "cells": [\n  '
 SEPARATOR = b",\n  "

@@ -31,9 +31,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..hashline.text import common_prefix, common_suffix
-from .layout import HEAD, SEPARATOR, CellLayout, Span, locate_run, top_level_tail
-from .loading import (
+from ...hashline.text import common_prefix, common_suffix
+from ..loading import (
     CellSurvey,
     LoadedNotebook,
     drop_transient,
@@ -43,8 +42,9 @@ from .loading import (
     survey_cells,
     version_flags,
 )
-from .validation import structure_problem
-from .validity import carry_validity
+from ..validation import structure_problem
+from ..validity import carry_validity
+from .layout import HEAD, SEPARATOR, CellLayout, Span, locate_run, top_level_tail
 
 __all__ = ["reload_notebook"]
 

@@ -21,10 +21,10 @@ from bisect import bisect_right
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from ..hashline.text import common_prefix, common_suffix
-from .ids import DisplayIds, IdSource, is_legacy
-from .merge import merge_parsed
-from .projection import parse_projection
+from ...hashline.text import common_prefix, common_suffix
+from ..ids import DisplayIds, IdSource, is_legacy
+from ..merge import merge_parsed
+from ..projection import parse_projection
 
 MIN_CELLS = 2
 

@@ -15,9 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from testkit.nb_strategies import notebooks, sources
 
-from jupyter_hashline.notebook import layout, load_notebook, serialize_notebook
-from jupyter_hashline.notebook.cellmatch import match_cells
-from jupyter_hashline.notebook.layout import assemble
+from jupyter_hashline.notebook import load_notebook, serialize_notebook
+from jupyter_hashline.notebook.incremental import layout
+from jupyter_hashline.notebook.incremental.cellmatch import match_cells
+from jupyter_hashline.notebook.incremental.layout import assemble
 from jupyter_hashline.notebook.serialize import cell_json
 
 

@@ -22,8 +22,8 @@ from jupyter_hashline.hashline.disk import DiskFilesystem
 from jupyter_hashline.hashline.memory_store import InMemorySnapshotStore
 from jupyter_hashline.hashline.patcher import Patcher
 from jupyter_hashline.notebook import NotebookFilesystem, load_notebook, serialize_notebook
+from jupyter_hashline.notebook.incremental.reload import reload_notebook
 from jupyter_hashline.notebook.loading import LoadedNotebook, splice_views
-from jupyter_hashline.notebook.reload import reload_notebook
 from jupyter_hashline.notebook.serialize import cell_json
 from jupyter_hashline.notebook.validation import known_problem
 from jupyter_hashline.notebook.validity import SCHEMA_VIEW, current_problem

@@ -10,8 +10,8 @@ from testkit.nb_strategies import notebooks
 
 from jupyter_hashline.notebook import merge_projection, project_notebook
 from jupyter_hashline.notebook.ids import display_ids
+from jupyter_hashline.notebook.incremental.region import common_prefix, common_suffix, merge_edit
 from jupyter_hashline.notebook.projection import marker_starts
-from jupyter_hashline.notebook.region import common_prefix, common_suffix, merge_edit
 
 
 def ids_from() -> object:
