@@ -130,19 +130,31 @@ def cell_json(cell: Any, cache: CellJsonCache | None = None) -> str:
 
 def disk_cell(cell: Mapping[str, Any]) -> dict[str, Any]:
     """The cell as nbformat writes it: lines split, transient metadata dropped (a shallow copy)."""
-    disk = dict(cell)
+    disk = stored_cell(cell, _split_bundle, _disk_output)
     source = disk.get("source")
     if isinstance(source, str):
         disk["source"] = source.splitlines(True)
+    return disk
+
+
+def stored_cell(
+    cell: Mapping[str, Any],
+    bundle: Callable[[Any], Any] | None = None,
+    output: Callable[[Any], Any] | None = None,
+) -> dict[str, Any]:
+    """A shallow copy of `cell` as a file stores it: no `trusted` metadata; each attachment's
+    mime bundle through `bundle` and each output of a code cell through `output` (how a file's
+    layout stores their values), when given."""
+    disk = dict(cell)
     metadata = disk.get("metadata")
     if isinstance(metadata, Mapping) and "trusted" in metadata:
         disk["metadata"] = {k: v for k, v in metadata.items() if k != "trusted"}
     attachments = disk.get("attachments")
-    if isinstance(attachments, Mapping) and attachments:
-        disk["attachments"] = {name: _split_bundle(b) for name, b in attachments.items()}
+    if bundle is not None and isinstance(attachments, Mapping) and attachments:
+        disk["attachments"] = {name: bundle(b) for name, b in attachments.items()}
     outputs = disk.get("outputs")
-    if disk.get("cell_type") == "code" and isinstance(outputs, list):
-        disk["outputs"] = [_disk_output(output) for output in outputs]
+    if output is not None and disk.get("cell_type") == "code" and isinstance(outputs, list):
+        disk["outputs"] = [output(item) for item in outputs]
     return disk
 
 

@@ -29,6 +29,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from .serialize import stored_cell
+
 _NB_TRANSIENT = frozenset({"orig_nbformat", "orig_nbformat_minor", "signature"})
 _SPLIT_MIMES = frozenset({"application/javascript", "image/svg+xml"})
 _KEY_SAMPLE = 64  # cells whose key orders are remembered as the file's own
@@ -322,19 +324,7 @@ def _stored_cell(cell: Mapping[str, Any], split: bool) -> dict[str, Any]:
     """The cell's outputs and attachments as a file in this style stores them: values stored
     as lists stay as they are; text values held as strings (a kernel's new outputs) are split
     into lines where nbformat splits them when `split`, else kept. No `trusted` metadata."""
-    disk = dict(cell)
-    metadata = disk.get("metadata")
-    if isinstance(metadata, Mapping) and "trusted" in metadata:
-        disk["metadata"] = {k: v for k, v in metadata.items() if k != "trusted"}
-    if not split:
-        return disk
-    attachments = disk.get("attachments")
-    if isinstance(attachments, Mapping) and attachments:
-        disk["attachments"] = {name: _split_bundle(b) for name, b in attachments.items()}
-    outputs = disk.get("outputs")
-    if disk.get("cell_type") == "code" and isinstance(outputs, list):
-        disk["outputs"] = [_split_output(output) for output in outputs]
-    return disk
+    return stored_cell(cell, _split_bundle, _split_output) if split else stored_cell(cell)
 
 
 def _split_output(output: Any) -> Any:
