@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from ..hashline.filesystem import Footprint, LineRebase, RebaseRefusal
-from ..hashline.text import split_lines
+from ..hashline.text import common_prefix, common_suffix, split_lines
 from ..hashline.threeway import align, merge_lines
 from .errors import InvalidNotebookError
 from .ids import IdNotes
@@ -68,6 +68,21 @@ def rebase_lines(
 ) -> LineRebase | RebaseRefusal:
     """Map snapshot line numbers to live ones by cell (see the module docstring)."""
     needs = Footprint.of(footprint)
+    if not snapshot_ids and not live_ids:
+        quick = _away_from_the_change(snapshot_text, live_text, needs)
+        if quick is not None:
+            return quick
+    return rebase_by_cells(snapshot_text, live_text, needs, snapshot_ids, live_ids)
+
+
+def rebase_by_cells(
+    snapshot_text: str,
+    live_text: str,
+    needs: Footprint,
+    snapshot_ids: IdNotes = _NO_NOTES,
+    live_ids: IdNotes = _NO_NOTES,
+) -> LineRebase | RebaseRefusal:
+    """`rebase_lines` by parsing both texts into cells (the general path)."""
     snap, live = parse_projection(snapshot_text), parse_projection(live_text)
     texts = _Texts(split_lines(snapshot_text), split_lines(live_text))
     locate = _Locator(snap, live, snapshot_ids, live_ids)
@@ -92,6 +107,61 @@ def rebase_lines(
     rows, renames = renamed
     notes.extend(renames)
     return _check_runs(mapping) or LineRebase(mapping, tuple(dict.fromkeys(notes)), rows)
+
+
+_MARKER_AT_LINE = "\n" + MARKER_PREFIX
+
+
+def _away_from_the_change(snap: str, live: str, needs: Footprint) -> LineRebase | None:
+    """The mapping without parsing either text, when every line the edit needs lies in a cell
+    wholly before the cell where the texts first differ (the same line there), or in a cell
+    wholly after the last difference, at least one line inside it (moved by the change's line
+    count): those cells are the same text on both sides, their neighbours too, so mapping by
+    cell gives exactly this. None otherwise (and for edits writing marker rows): the full
+    rebase decides."""
+    asked = needs.lines | needs.after.keys() | needs.before.keys() | needs.deleted | needs.replaced
+    if not asked or any(row.startswith(MARKER_PREFIX) for row in needs.rows):
+        return None
+    head = common_prefix(snap, live)
+    tail = common_suffix(snap, live, min(len(snap), len(live)) - head)
+    at = snap.rfind(_MARKER_AT_LINE, 0, head + len(MARKER_PREFIX))
+    changed_from = 1 if at == -1 else snap.count("\n", 0, at + 1) + 1  # that cell's marker
+    after = snap.find(_MARKER_AT_LINE, max(len(snap) - tail - 1, 0))
+    changed_to = None if after == -1 else snap.count("\n", 0, after + 1) + 1  # next marker
+    shift = live.count("\n") - snap.count("\n")
+    mapping: dict[int, int] = {}
+    for line in asked:
+        if line <= changed_from - 2:
+            mapping[line] = line
+        elif changed_to is not None and line > changed_to:
+            mapping[line] = line + shift
+        else:
+            return None
+    later = sorted(line for line in mapping if mapping[line] != line)
+    notes = _moved_cells(snap, after + 1, changed_to, later, shift) if later else []
+    return None if _check_runs(mapping) else LineRebase(mapping, tuple(notes))
+
+
+def _moved_cells(
+    snap: str, start: int, first: int | None, lines: list[int], shift: int
+) -> list[str]:
+    """ "cell X moved from line A to B" for the cells holding `lines` (sorted, after the change),
+    found by walking the text from the marker at offset `start` (line `first`)."""
+    assert first is not None
+    notes: list[str] = []
+    marker_at, marker_line, offset, number = start, first, start, first
+    for line in lines:
+        while number < line:
+            offset = snap.index("\n", offset) + 1
+            number += 1
+            if snap.startswith(MARKER_PREFIX, offset):
+                marker_at, marker_line = offset, number
+        end = snap.find("\n", marker_at)
+        cell = parse_projection(snap[marker_at : None if end == -1 else end + 1], marker_line)[0]
+        note = f"cell {_name(cell)} moved from line {marker_line} to {marker_line + shift}"
+        if not notes or notes[-1] != note:
+            notes.append(note)
+    return notes
 
 
 @dataclass(frozen=True, slots=True)

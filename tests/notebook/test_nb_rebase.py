@@ -4,17 +4,26 @@ context a rejection shows."""
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from nbformat.v4 import new_code_cell, new_markdown_cell
+from testkit.nb_strategies import notebooks, sources
 
 from jupyter_hashline.hashline import InMemoryFilesystem, InMemorySnapshotStore, Patcher
 from jupyter_hashline.hashline.errors import StaleTagError
+from jupyter_hashline.hashline.filesystem import Footprint, LineRebase
 from jupyter_hashline.notebook import NotebookFilesystem, parse_projection, project_notebook
 from jupyter_hashline.notebook.ids import IdNotes
-from jupyter_hashline.notebook.rebase import rebase_lines
+from jupyter_hashline.notebook.rebase import (
+    _away_from_the_change,
+    rebase_by_cells,
+    rebase_lines,
+)
 
 TARGET = "import pandas as pd\ndf = pd.read_csv('sales.csv')\ndf.head()"
 
@@ -260,3 +269,57 @@ def test_identical_twins_around_a_change_are_ambiguous_without_ids() -> None:
     live = "# %% [code] id=cell-1\nx changed\n# %% [code] id=cell-2\nx\n"
     outcome = rebase_lines(snap, live, {4}, IdNotes(derived=frozenset({"cell-1", "cell-2"})))
     assert "has twins with the same text" in outcome.reason  # type: ignore[union-attr]
+
+
+# -- the shortcut: lines far from the person's change map without parsing --------------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(notebooks(min_cells=3), st.data())
+def test_the_shortcut_maps_as_the_general_path_does(
+    nb: dict[str, Any], data: st.DataObject
+) -> None:
+    before = project_notebook(nb)
+    changed = copy.deepcopy(nb)
+    cells = changed["cells"]
+    at = data.draw(st.integers(0, len(cells) - 1))
+    kind = data.draw(st.sampled_from(["source", "insert", "delete"]))
+    if kind == "source":
+        cells[at]["source"] = data.draw(sources)
+    elif kind == "insert":
+        cell = {"cell_type": "markdown", "metadata": {}, "source": data.draw(sources)}
+        if changed["nbformat_minor"] >= 5:
+            cell["id"] = "inserted"
+        cells.insert(at, cell)
+    elif len(cells) > 1:
+        del cells[at]
+    after = project_notebook(changed)
+    count = before.count("\n") + (0 if before.endswith("\n") else 1)
+    lines = frozenset(data.draw(st.lists(st.integers(1, count), min_size=1, max_size=4)))
+    needs = Footprint.of(lines)
+    quick = _away_from_the_change(before, after, needs)
+    if quick is None:
+        return
+    general = rebase_by_cells(before, after, needs)
+    assert isinstance(general, LineRebase), general
+    assert quick.mapping == general.mapping
+    assert set(quick.notes) == set(general.notes)
+
+
+def test_the_shortcut_declines_lines_near_the_change_and_marker_rows() -> None:
+    cells = [new_code_cell(f"x_{n} = {n}\ny_{n} = {n}", id=f"c{n}") for n in range(6)]
+    nb: dict[str, Any] = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    before = project_notebook(nb)  # cell n: marker on line 3n + 1, then two lines
+    cells[3]["source"] += "\nadded = 1"  # a person appends a line to c3 (lines 10-12)
+    after = project_notebook(nb)
+    far = _away_from_the_change(before, after, Footprint.of({2, 11, 17}))
+    assert far is not None and far.mapping == {2: 2, 11: 11, 17: 18}
+    assert far.notes == ("cell c5 moved from line 16 to 17",)
+    for near in (12, 13):  # the gap the person filled; the next cell's marker
+        assert _away_from_the_change(before, after, Footprint.of({near})) is None, near
+    inside = _away_from_the_change(before, after, Footprint.of({14}))  # inside the next cell
+    general = rebase_by_cells(before, after, Footprint.of({14}))
+    assert isinstance(general, LineRebase) and inside is not None
+    assert inside.mapping == general.mapping == {14: 15}
+    marker_row = Footprint(frozenset({2}), rows=("# %% [code]",))
+    assert _away_from_the_change(before, after, marker_row) is None
