@@ -142,10 +142,15 @@ class _CellUpdate:
     clear_outputs: bool
 
 
+_KEPT = _CellUpdate(-1, (), (), None, False)
+"""The update of every cell the merge kept as the very object it was (one shared value: a
+notebook of thousands of cells builds none per edit); it changes nothing, so no index."""
+
+
 def _in_place(index: int, base: Mapping[str, Any], target: Mapping[str, Any]) -> _CellUpdate | None:
     """How to update `base` into `target` in place, or None when the cell must be replaced."""
     if base is target:  # the merge kept this very cell: nothing to change
-        return _CellUpdate(index, (), (), None, False)
+        return _KEPT
     if base.get("cell_type") != target.get("cell_type"):
         return None
     scalars: list[tuple[str, Any]] = []
