@@ -21,8 +21,10 @@ from typing import TypeVar
 
 __all__ = ["OFFLOAD_SIZE", "offloaded"]
 
-OFFLOAD_SIZE = 256 * 1024
-"""Characters (or bytes) from which a step runs in a worker thread."""
+OFFLOAD_SIZE = 1024 * 1024
+"""Characters (or bytes) from which a step runs in a worker thread. Below it the heaviest step
+is small: a first read of an 817 KB notebook (parse, survey, project) takes 3.7 ms here, while
+the six hand-offs of a read and an edit cost about 15% of the edit (bench.cold, 1,000 cells)."""
 
 T = TypeVar("T")
 
