@@ -17,6 +17,11 @@ from typing import Any
 from ..hashline import TooLargeError
 from .errors import BadRequestError
 
+try:  # a declared dependency; the standard library alone still parses every body
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - where orjson cannot be installed
+    _orjson = None  # type: ignore[assignment]
+
 QueryArgs = Mapping[str, list[bytes]]
 MAX_AGENT_CHARS = 64
 MAX_JSON_DEPTH = 64
@@ -77,7 +82,7 @@ def json_object(body: bytes, max_bytes: int) -> dict[str, Any]:
             "Split the edit into smaller patches."
         )
     try:
-        value = json.loads(body or b"null")
+        value = _loads(body or b"null")
     except RecursionError:  # nested past the interpreter's own limit
         raise _too_deep() from None
     except (ValueError, UnicodeDecodeError) as err:
@@ -88,6 +93,19 @@ def json_object(body: bytes, max_bytes: int) -> dict[str, Any]:
     return value
 
 
+def _loads(body: bytes) -> Any:
+    """`json.loads(body)`, parsed by orjson when it can (several times faster, and this runs on
+    the server's event loop); what orjson refuses (lone surrogates, NaN, integers past 64 bits,
+    nesting past 1,024) goes to `json.loads`, so every body means what the standard library
+    says it means."""
+    if _orjson is not None:
+        try:
+            return _orjson.loads(body)
+        except _orjson.JSONDecodeError:
+            pass
+    return json.loads(body)
+
+
 def _too_deep() -> BadRequestError:
     return BadRequestError(
         f"The request body is nested more than {MAX_JSON_DEPTH} levels deep; no hashline "
@@ -96,16 +114,24 @@ def _too_deep() -> BadRequestError:
 
 
 def _check_depth(value: object, limit: int) -> None:
-    """Refuse JSON nested deeper than `limit` arrays/objects (iteratively: no recursion)."""
-    stack: list[tuple[object, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if not isinstance(item, (dict, list)):
-            continue
+    """Refuse JSON nested deeper than `limit` arrays/objects: one level at a time, keeping
+    only the containers (no recursion; a body of 10^5 small objects costs one pass of two
+    comprehensions per level, not a stack push and pop per value)."""
+    level: list[Any] = [value] if type(value) in _CONTAINERS else []
+    depth = 0
+    while level:
         if depth >= limit:
             raise _too_deep()
-        children = item.values() if isinstance(item, dict) else item
-        stack.extend((child, depth + 1) for child in children)
+        level = [
+            child
+            for item in level
+            for child in (item.values() if type(item) is dict else item)
+            if type(child) in _CONTAINERS
+        ]
+        depth += 1
+
+
+_CONTAINERS = (dict, list)  # what json.loads makes of objects and arrays
 
 
 def _string_field(body: Mapping[str, Any], name: str) -> str:
