@@ -146,9 +146,25 @@ def test_follow_scrolls_the_notebook_to_the_cell_an_agent_edits(
             page.goto(f"{rest.url}lab/tree/long.ipynb?token={TOKEN}")
             first = page.locator(".jp-Notebook .jp-Cell", has_text="step_00 = 0")
             expect(first).to_be_in_viewport(timeout=60_000)
-            page.locator(".jp-Notebook").first.click()
-            page.keyboard.press("Control+Shift+C")
+            # keys typed before the palette has focus would be notebook shortcuts (A inserts a
+            # cell): type once it is open (a shortcut pressed while JupyterLab still settles
+            # can be lost: press it again, a bounded number of times), press Enter once the
+            # command is the one chosen
+            palette = page.locator("#modal-command-palette")
+            # the extension adds its command when it adds its sidebar: wait for the sidebar's tab
+            tab = page.locator('.jp-SideBar [data-id="jupyter-hashline-sidebar"]')
+            expect(tab).to_have_count(1, timeout=60_000)
+            for attempt in range(10):
+                page.locator(".jp-Notebook").first.click()
+                page.keyboard.press("Control+Shift+C")
+                try:
+                    expect(palette.locator("input")).to_be_focused(timeout=3_000)
+                    break
+                except AssertionError:
+                    assert attempt < 9, "the command palette never opened"
             page.keyboard.type("Follow Agent Edits")
+            chosen = palette.locator(".lm-CommandPalette-item.lm-mod-active")
+            expect(chosen).to_contain_text("Follow Agent Edits", timeout=30_000)
             page.keyboard.press("Enter")
             # the palette closes once the toggle ran: only then may the agent's edit arrive
             expect(page.locator("#modal-command-palette")).to_be_hidden(timeout=30_000)
