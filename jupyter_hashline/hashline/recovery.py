@@ -32,7 +32,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from .filesystem import Footprint, LineRebase, RebaseRefusal
-from .text import split_lines
+from .text import common_prefix, common_suffix, line_count, split_lines
 from .threeway import equal_runs, merge_lines
 
 CONTEXT_ROWS = 2
@@ -188,10 +188,32 @@ def carry_lines(before: str, after: str, lines: Iterable[int]) -> frozenset[int]
     wanted = set(lines)
     if before == after or not wanted:
         return frozenset(wanted) if before == after else frozenset()
+    head, tail, count, shift = _equal_ends(before, after)
+    if all(line <= head or count - tail < line <= count for line in wanted):
+        return frozenset(  # every line is in the equal ends: the middle need not be aligned
+            line if line <= head else line + shift for line in wanted if 1 <= line <= count
+        )
     return frozenset(
         new + 1 for old, new in aligned_pairs(split_lines(before), split_lines(after))
         if old + 1 in wanted
     )  # fmt: skip
+
+
+def _equal_ends(before: str, after: str) -> tuple[int, int, int, int]:
+    """The equal lines `aligned_pairs` starts and ends with (how many at the head, at the
+    tail), `before`'s line count, and how far the tail moved; found by comparing characters
+    (a block at a time), not lines, so a long text with a change or two costs little."""
+    old = before if before.endswith("\n") or not before else before + "\n"
+    new = after if after.endswith("\n") or not after else after + "\n"
+    # every line now ends with a line break: equal lines are equal stretches of characters
+    prefix = common_prefix(old, new)
+    head = old.count("\n", 0, prefix)
+    start = old.rfind("\n", 0, prefix) + 1  # where the first unequal line starts (both texts)
+    suffix = common_suffix(old, new, min(len(old), len(new)) - start)
+    cut = len(old) - suffix  # the suffix's first character; a whole line starts there or later
+    tail = old.count("\n", cut) - (0 if cut == start or old[cut - 1] == "\n" else 1)
+    count = line_count(before)
+    return head, tail, count, line_count(after) - count
 
 
 def aligned_pairs(old: Sequence[str], new: Sequence[str]) -> list[tuple[int, int]]:

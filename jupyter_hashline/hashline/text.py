@@ -11,6 +11,7 @@ Invariants:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import repeat
 from typing import TypeVar
 
@@ -51,8 +52,10 @@ def restore(text: str, bom: bool, eol: str) -> str:
     return BOM + text if bom else text
 
 
+@lru_cache(maxsize=4)
 def section_tag(text: str) -> str:
-    """The 4-hex-digit tag of a normalized text (see the module docstring)."""
+    """The 4-hex-digit tag of a normalized text (see the module docstring). The last few are
+    remembered: one edit tags the same texts in the patcher, the store and the activity log."""
     stripped = strip_line_ends(text) if _has_trailing_ws(text) else text
     return f"{xxhash.xxh32_intdigest(stripped.encode('utf-8', 'surrogatepass')) & 0xFFFF:04X}"
 

@@ -104,11 +104,13 @@ def serialize_notebook(nb: Mapping[str, Any], *, cache: CellJsonCache | None = N
 
 def _emit_cells(cells: list[Any], cache: CellJsonCache | None, out: list[str]) -> None:
     out.append("[" + _CELL_INDENT)
+    known = cache.get_many(cells) if cache is not None else None
     for index, cell in enumerate(cells):
         if index:
             out.append("," + _CELL_INDENT)
-        if cache is not None:
-            out.append(cell_json(cell, cache))
+        if known is not None:
+            text = known[index]
+            out.append(cell_json(cell, cache) if text is None else text)
         elif isinstance(cell, Mapping):
             _emit(disk_cell(cell), _CELL_INDENT, out)
         else:

@@ -153,6 +153,35 @@ def test_carried_lines_pair_equal_text_in_order(
         assert carried == {j + 1 for i, j in pairs if i + 1 in seen}
 
 
+@given(
+    old=st.lists(_LINE_POOL, max_size=40),
+    new=st.lists(_LINE_POOL, max_size=40),
+    ends=st.tuples(st.booleans(), st.booleans()),
+    seen=st.sets(st.integers(-1, 42), max_size=6),
+)
+def test_lines_in_the_equal_ends_carry_as_the_alignment_carries_them(
+    old: list[str], new: list[str], ends: tuple[bool, bool], seen: set[int]
+) -> None:
+    """Lines in the texts' equal head and tail are carried without aligning the middle (the
+    shortcut compares characters); the answer is the alignment's, with or without a final
+    line break, for lines in range or not."""
+    before = "\n".join(old) + ("\n" if ends[0] and old else "")
+    after = "\n".join(new) + ("\n" if ends[1] and new else "")
+    carried = carry_lines(before, after, seen)
+    if before == after:
+        assert carried == frozenset(seen)
+    else:
+        pairs = aligned_pairs(lines_of(before), lines_of(after))
+        assert carried == {j + 1 for i, j in pairs if i + 1 in seen}
+
+
+def test_a_far_change_carries_the_seen_lines_by_the_equal_ends() -> None:
+    before = "".join(f"row {n}\n" for n in range(1, 2_001))
+    after = before.replace("row 3\n", "row 3\ntyped\n").replace("row 1999\n", "")
+    assert carry_lines(before, after, {1, 2, 3, 2000, 2001}) == {1, 2, 3, 2000}  # the ends
+    assert carry_lines(before, after, {4, 1000, 1998}) == {5, 1001, 1999}  # the middle too
+
+
 @given(lines=st.lists(st.text("abc", min_size=1, max_size=3), max_size=30), at=st.integers(0, 30))
 def test_an_insertion_carries_every_line_around_it(lines: list[str], at: int) -> None:
     before = "".join(f"{x} {n}\n" for n, x in enumerate(lines))  # unique lines

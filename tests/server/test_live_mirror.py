@@ -18,7 +18,8 @@ from pycrdt import Doc, Map
 
 from jupyter_hashline.server.adapters.live_mirror import LiveMirror, full_notebook
 
-STEPS = ("type", "person", "count", "outputs", "tags", "insert", "delete", "move", "meta")
+STEPS = ("type", "person", "count", "outputs", "tags", "insert", "delete", "move", "meta",
+         "erase")  # fmt: skip
 
 
 def cell(n: int) -> dict[str, Any]:
@@ -65,6 +66,8 @@ def step(doc: YNotebook, kind: str, at: int, data: st.DataObject) -> None:
         cells.insert(0, doc.create_ycell(moved))
     elif kind == "meta":
         doc.ydoc.get("meta", type=Map)["metadata"]["x"] = at
+    elif kind == "erase":  # a pure deletion: the state vector stays as it was
+        del cells[index]["source"][0:1]
 
 
 @settings(max_examples=60, deadline=None)
@@ -75,9 +78,23 @@ def test_the_mirror_is_the_document_after_any_changes(data: st.DataObject) -> No
     assert mirror.notebook() == full_notebook(doc)
     for _ in range(data.draw(st.integers(1, 6))):
         kind = data.draw(st.sampled_from(STEPS))
+        version, update = mirror.version, doc.ydoc.get_update()
         step(doc, kind, data.draw(st.integers(0, 50)), data)
         assert mirror.notebook() == full_notebook(doc), kind
+        changed = doc.ydoc.get_update() != update
+        assert (mirror.version != version) == changed, kind  # counted when, and only when
     mirror.close()
+
+
+def test_two_mirrors_of_one_document_never_share_a_version() -> None:
+    doc = document(3)
+    first = LiveMirror(doc)
+    first.close()  # evicted: a newer mirror counts from the start again
+    second = LiveMirror(doc)
+    for n in range(3):
+        assert second.version != first.version
+        doc.ycells[0]["source"].insert(0, str(n))
+    second.close()
 
 
 def test_only_the_cell_that_changed_is_converted_again() -> None:

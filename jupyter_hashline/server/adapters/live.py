@@ -66,18 +66,9 @@ class _Served:
     """What a live read returned: the document and its version, raw JSON, the notebook."""
 
     document: Any
-    version: tuple[bytes, bytes]
+    version: tuple[int, int]
     raw: str
     nb: dict[str, Any]
-
-
-def document_version(document: Any) -> tuple[bytes, bytes]:
-    """What changes whenever the shared document's content does: its state vector, which counts
-    insertions only, and its delete set (a pure deletion, such as a person erasing text or
-    deleting a cell, leaves the state vector as it was)."""
-    ydoc = document.ydoc
-    state = ydoc.get_state()
-    return state, ydoc.get_update(state)
 
 
 class LiveContentsFilesystem(Filesystem, ByteStorage):
@@ -159,7 +150,7 @@ class LiveContentsFilesystem(Filesystem, ByteStorage):
         if (
             served is None
             or served.document is not live.document
-            or served.version != document_version(live.document)
+            or served.version != self._mirror(live.document).version
         ):
             raise LiveDocumentChanged(resolved)
         apply_to_live(live.document, served.nb if base is None else base, notebook, resolved)
@@ -198,12 +189,13 @@ class LiveContentsFilesystem(Filesystem, ByteStorage):
         return await self.contents.canonical_path(path)
 
     def _serve(self, path: str, live: LiveRoom) -> _Served:
-        version = document_version(live.document)
+        mirror = self._mirror(live.document)
+        version = mirror.version
         cached = self._served.get(path)
         if cached is not None and cached.document is live.document and cached.version == version:
             self._served.move_to_end(path)
             return cached
-        nb = self._mirror(live.document).notebook()
+        nb = mirror.notebook()
         served = _Served(live.document, version, serialize_notebook(nb, cache=self._json), nb)
         self._served[path] = served
         self._served.move_to_end(path)

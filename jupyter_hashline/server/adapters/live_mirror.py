@@ -16,15 +16,23 @@ Invariants:
   converted again.
 - Returned cells are never mutated afterwards (callers must not mutate them either): a cell
   that changes is a new dict.
+- `version` changes whenever the document does (any transaction that changes it, a pure
+  deletion included), and two mirrors never share a version: a value read from one mirror is
+  never equal to one read from another, even of the same document. It replaces comparing the
+  document's state vector and delete set, which encoded the whole delete set on every look.
 - The observers run on the thread that changes the document (the server's event loop), and so
   does `notebook()`; `close()` unsubscribes.
 """
 
 from __future__ import annotations
 
+from itertools import count
 from typing import Any
 
 __all__ = ["LiveMirror"]
+
+
+_MIRRORS = count()
 
 
 class LiveMirror:
@@ -37,11 +45,21 @@ class LiveMirror:
         self._cells: list[dict[str, Any]] | None = None  # None: convert the whole document
         self._top: dict[str, Any] = {}
         self._dirty: set[int] = set()
+        self._mirror, self._changes = next(_MIRRORS), 0
         ymeta = document.ydoc.get("meta", type=Map)
         self._subscriptions = [
             (document.ycells, document.ycells.observe_deep(self._cells_changed)),
             (ymeta, ymeta.observe_deep(self._meta_changed)),
+            (document.ydoc, document.ydoc.observe(self._document_changed)),
         ]
+
+    @property
+    def version(self) -> tuple[int, int]:
+        """What changes whenever the document does (see the module docstring)."""
+        return self._mirror, self._changes
+
+    def _document_changed(self, event: Any) -> None:
+        self._changes += 1
 
     def close(self) -> None:
         for shared, subscription in self._subscriptions:
