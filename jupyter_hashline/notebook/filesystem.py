@@ -195,7 +195,7 @@ class NotebookFilesystem(Filesystem):
 
     async def _read_projection(self, path: str) -> str:
         raw, text = await self._fetch(path)
-        return await offloaded(len(raw), lambda: self._read_view(path, raw, text))
+        return await offloaded(self._work(path, len(raw)), lambda: self._read_view(path, raw, text))
 
     async def write_text(self, path: str, content: str) -> WriteResult:
         if not is_notebook_path(path):
@@ -203,7 +203,7 @@ class NotebookFilesystem(Filesystem):
         if self.guard is not None:
             await self.guard.before_write(path, lambda: self._read_projection(path))
         current = await self._current(path)
-        size = len(current.raw) if current is not None else len(content)
+        size = self._work(path, len(current.raw) if current is not None else len(content))
         planned = await offloaded(size, lambda: self._planned(path, current, content))
         if isinstance(planned, LoadedNotebook):
             return WriteResult(self._view(planned))
@@ -414,7 +414,9 @@ class NotebookFilesystem(Filesystem):
 
     async def _read(self, path: str) -> LoadedNotebook:
         raw, text = await self._fetch(path)
-        return await offloaded(len(raw), lambda: self._loaded_now(path, raw, text))
+        return await offloaded(
+            self._work(path, len(raw)), lambda: self._loaded_now(path, raw, text)
+        )
 
     async def _fetch(self, path: str) -> tuple[bytes, str | None]:
         """The notebook file's bytes, and its text when the storage gave text."""
@@ -448,6 +450,15 @@ class NotebookFilesystem(Filesystem):
             if is_not_found(err):
                 return None
             raise
+
+    def _work(self, path: str, size: int) -> int:
+        """What a step on notebook `path` costs, as `offloaded` weighs it: the length of the
+        projection last made of it (what the steps parse, compare and project: cells' text,
+        not the bytes of their images), else `size` (its bytes: nothing is known yet)."""
+        with self._lock:
+            known = self._loaded.get(path)
+        projected = known.projected_length() if known is not None else None
+        return size if projected is None else projected
 
     def _load(self, path: str, raw: bytes, text: str | None) -> LoadedNotebook:
         """The notebook in `raw`: the cached version when the bytes are the same, else parsed

@@ -185,6 +185,10 @@ class LoadedNotebook:
                 self._projection = project_notebook(self.nb, self.ids.ids)
         return self._projection
 
+    def projected_length(self) -> int | None:
+        """The projection's length when it was made, else None (nothing is computed)."""
+        return None if self._projection is None else len(self._projection)
+
     @property
     def marker_starts(self) -> list[int]:
         """Offsets of the marker lines in `projection` (cached)."""

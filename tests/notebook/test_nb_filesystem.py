@@ -14,6 +14,7 @@ from jupyter_hashline.hashline.errors import AnchorError, HashlineError
 from jupyter_hashline.hashline.filesystem import CellSelector, LineRebaser, ViewAnnotator
 from jupyter_hashline.hashline.memory_fs import InMemoryFilesystem
 from jupyter_hashline.hashline.memory_store import InMemorySnapshotStore
+from jupyter_hashline.hashline.offload import OFFLOAD_SIZE
 from jupyter_hashline.hashline.patcher import Patcher
 from jupyter_hashline.notebook import NotebookFilesystem, project_notebook
 from jupyter_hashline.notebook import filesystem as fs_module
@@ -226,3 +227,33 @@ async def test_each_engine_call_reads_the_notebook_once_as_bytes(tmp_path: Path)
     await patcher.apply(f"{read.header}\nreplace {line}:\n+df.plot(kind='bar')\n")
     assert disk.calls == ["read", "read", "write"]
     assert loads((tmp_path / "a.ipynb").read_text()).cells[-1].source == "df.plot(kind='bar')"
+
+
+async def test_a_notebook_is_weighed_by_its_projection_once_it_has_one(
+    storage: Storage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What decides whether a step runs in a worker thread: the file's bytes on first contact,
+    then the length of the notebook's projection, where megabytes of image data count for
+    a short summary line."""
+    weights: list[int] = []
+    real = fs_module.offloaded
+
+    async def weighed(size, work):  # type: ignore[no-untyped-def]
+        weights.append(size)
+        return await real(size, work)
+
+    monkeypatch.setattr(fs_module, "offloaded", weighed)
+    nb = analysis()
+    image = {"output_type": "display_data", "metadata": {}, "data": {"image/png": "iVBO" * 400_000}}
+    nb["cells"][3]["outputs"] = [image]
+    storage.put("a.ipynb", dumps(nb))
+    fs = NotebookFilesystem(storage.fs)
+    text = await fs.read_text("a.ipynb")
+    raw_size = len(storage.get("a.ipynb").encode())
+    assert weights == [raw_size] and raw_size > OFFLOAD_SIZE  # nothing known yet
+    weights.clear()
+    await fs.write_text("a.ipynb", text.replace("df.plot()", "df.plot(kind='bar')"))
+    assert weights and set(weights) == {len(text)} and len(text) < 1_000
+    weights.clear()
+    assert "df.plot(kind='bar')" in await fs.read_text("a.ipynb")
+    assert weights and all(w < 1_000 for w in weights)
