@@ -59,6 +59,7 @@ from ..hashline.filesystem import (
     checked_filesystem,
 )
 from ..hashline.offload import offloaded
+from ..hashline.text import line_count
 from .errors import InvalidNotebookError
 from .executed import Executed, with_executed
 from .ids import IdNotes, IdSource, display_ids, id_notes
@@ -84,13 +85,40 @@ SMALL_FILE = 32 * 1024
 SUMMARY_PREFIX = "   ⎿ "
 
 
-def _output_notes(nb: Mapping[str, Any], summaries: CellJsonCache) -> dict[int, tuple[str, ...]]:
+def _output_notes(loaded: LoadedNotebook, summaries: CellJsonCache) -> dict[int, tuple[str, ...]]:
     """Projection line -> the output summary shown after it (the last line of its cell).
 
     Summaries are cached by cell identity: cells a write did not change are the same objects.
-    """
-    cells = nb.get("cells", [])
-    known = iter(summaries.get_many(cell for cell in cells if cell.get("outputs")))
+    A cell's last line is the line above the next cell's marker (the projection's last line
+    for the last cell), counted in the projection itself: only the cells with outputs cost
+    anything beyond one pass over the cells."""
+    cells = loaded.nb.get("cells", [])
+    shown = [index for index, cell in enumerate(cells) if cell.get("outputs")]
+    if not shown:
+        return {}
+    text, starts = loaded.projection, loaded.marker_starts
+    if len(starts) != len(cells):  # not one marker per cell: count the sources instead
+        return _output_notes_by_sources(cells, summaries)
+    known = summaries.get_many(cells[index] for index in shown)
+    notes: dict[int, tuple[str, ...]] = {}
+    line, counted = 1, 0  # line numbers of `text` up to offset `counted`
+    for index, summary in zip(shown, known, strict=True):
+        end = starts[index + 1] if index + 1 < len(starts) else len(text)
+        line += text.count("\n", counted, end)
+        counted = end
+        last = line - 1 if index + 1 < len(starts) else line_count(text)
+        if summary is None:
+            summary = output_summary(cells[index]) or ""
+            summaries.put(cells[index], summary)
+        if summary:
+            notes[last] = (SUMMARY_PREFIX + summary,)
+    return notes
+
+
+def _output_notes_by_sources(
+    cells: Sequence[Any], summaries: CellJsonCache
+) -> dict[int, tuple[str, ...]]:
+    """`_output_notes`, with each cell's lines counted from its source."""
     notes: dict[int, tuple[str, ...]] = {}
     line = 1
     for cell in cells:
@@ -99,7 +127,7 @@ def _output_notes(nb: Mapping[str, Any], summaries: CellJsonCache) -> dict[int, 
             source = cell_source(cell)
         line += source.count("\n") + 1 if source else 0
         if cell.get("outputs"):
-            summary = next(known)
+            summary = summaries.get(cell)
             if summary is None:
                 summary = output_summary(cell) or ""
                 summaries.put(cell, summary)
@@ -228,7 +256,7 @@ class NotebookFilesystem(Filesystem):
         loaded = self._loaded_now(path, raw, text)
         view = self._view(loaded)
         if self.hashline:
-            loaded.view("annotations", lambda nb, _: _output_notes(nb, self._summaries))
+            loaded.view("annotations", lambda nb, _: _output_notes(loaded, self._summaries))
         return view
 
     def _plan_write(
@@ -330,7 +358,7 @@ class NotebookFilesystem(Filesystem):
         if loaded is None or not self.hashline:
             return {}
         notes: Mapping[int, tuple[str, ...]] = loaded.view(
-            "annotations", lambda nb, _: _output_notes(nb, self._summaries)
+            "annotations", lambda nb, _: _output_notes(loaded, self._summaries)
         )
         return notes
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 import itertools
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from testkit import nb_strategies
 from testkit.nb_files import Storage, analysis, dumps, loads
 
 from jupyter_hashline.hashline.disk import DiskFilesystem
@@ -19,6 +22,7 @@ from jupyter_hashline.hashline.patcher import Patcher
 from jupyter_hashline.notebook import NotebookFilesystem, project_notebook
 from jupyter_hashline.notebook import filesystem as fs_module
 from jupyter_hashline.notebook.errors import InvalidNotebookError
+from jupyter_hashline.notebook.serialize import CellJsonCache
 
 
 @pytest.fixture(params=["memory", "disk"])
@@ -257,3 +261,18 @@ async def test_a_notebook_is_weighed_by_its_projection_once_it_has_one(
     weights.clear()
     assert "df.plot(kind='bar')" in await fs.read_text("a.ipynb")
     assert weights and all(w < 1_000 for w in weights)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(nb=nb_strategies.notebooks(max_cells=8))
+def test_output_notes_sit_on_each_cells_last_line(nb: dict[str, Any]) -> None:
+    """Counted in the projection by its markers, the notes land where counting each cell's
+    source lines puts them (the last line of the cell, its marker when it has no source)."""
+    from jupyter_hashline.notebook.loading import LoadedNotebook
+
+    loaded = LoadedNotebook(dumps(nb).encode(), loads(dumps(nb)))
+    by_markers = fs_module._output_notes(loaded, CellJsonCache())
+    by_sources = fs_module._output_notes_by_sources(loaded.nb["cells"], CellJsonCache())
+    assert by_markers == by_sources
+    lines = loaded.projection.split("\n")
+    assert all(1 <= line <= len(lines) for line in by_markers)

@@ -19,6 +19,7 @@ from jupyter_hashline.notebook import merge_projection, project_notebook
 from jupyter_hashline.server.adapters.live_apply import (
     ORIGIN,
     LiveDocumentChanged,
+    _stable_positions,
     apply_text_ops,
     apply_to_live,
     plan_changes,
@@ -240,3 +241,21 @@ def test_outputs_stored_as_line_lists_are_the_live_outputs_and_stay_in_place() -
     assert [u.index for u in plan.updates] == [2]
     assert doc.get()["cells"][2]["source"] == "x = 20\ny = 2"
     assert doc.get()["cells"][0]["outputs"] == base["cells"][0]["outputs"]
+
+
+@given(st.permutations(range(12)), st.integers(0, 12))
+def test_cells_that_need_not_move_are_a_longest_increasing_run(order: list[int], cut: int) -> None:
+    """`_stable_positions` keeps an increasing subsequence as long as any (a quadratic
+    reference counts it), and all of an already increasing order."""
+    order = order[:cut] + sorted(order[cut:])  # a sorted tail: now and then all increasing
+    stable = _stable_positions(order)
+    kept = [value for value in order if value in stable]
+    assert kept == sorted(kept)
+    longest = [1] * len(order)
+    for j in range(len(order)):
+        for i in range(j):
+            if order[i] < order[j]:
+                longest[j] = max(longest[j], longest[i] + 1)
+    assert len(stable) == max(longest, default=0)
+    if order == sorted(order):
+        assert stable == set(order)

@@ -27,9 +27,12 @@ Invariants:
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+from itertools import islice
+from operator import lt
 from typing import Any
 
 from ...hashline import common_prefix, common_suffix
@@ -189,17 +192,14 @@ class LivePlan:
 
 
 def _stable_positions(order: Sequence[int]) -> set[int]:
-    """The longest increasing subsequence of `order` (cells that need not move)."""
+    """The longest increasing subsequence of `order` (cells that need not move); `order`'s
+    values are distinct. Already increasing (no cell moved, the usual case): all of it."""
+    if all(map(lt, order, islice(order, 1, None))):
+        return set(order)
     tails: list[int] = []
     links: dict[int, int | None] = {}
     for value in order:
-        lo, hi = 0, len(tails)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if tails[mid] < value:
-                lo = mid + 1
-            else:
-                hi = mid
+        lo = bisect_left(tails, value)
         links[value] = tails[lo - 1] if lo else None
         if lo == len(tails):
             tails.append(value)
