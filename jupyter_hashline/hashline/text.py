@@ -10,8 +10,8 @@ Invariants:
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
-from functools import lru_cache
 from itertools import repeat
 from typing import TypeVar
 
@@ -52,10 +52,22 @@ def restore(text: str, bom: bool, eol: str) -> str:
     return BOM + text if bom else text
 
 
-@lru_cache(maxsize=4)
 def section_tag(text: str) -> str:
-    """The 4-hex-digit tag of a normalized text (see the module docstring). The last few are
-    remembered: one edit tags the same texts in the patcher, the store and the activity log."""
+    """The 4-hex-digit tag of a normalized text (see the module docstring). The tags of the
+    last few text objects are remembered, by identity (no hashing of the text): one edit tags
+    the very same texts in the patcher, the store and the activity log."""
+    for known, tag in tuple(_RECENT_TAGS):  # a copy: other threads may append meanwhile
+        if known is text:
+            return tag
+    tag = _section_tag(text)
+    _RECENT_TAGS.append((text, tag))
+    return tag
+
+
+_RECENT_TAGS: deque[tuple[str, str]] = deque(maxlen=4)
+
+
+def _section_tag(text: str) -> str:
     stripped = strip_line_ends(text) if _has_trailing_ws(text) else text
     return f"{xxhash.xxh32_intdigest(stripped.encode('utf-8', 'surrogatepass')) & 0xFFFF:04X}"
 

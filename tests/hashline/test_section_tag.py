@@ -44,3 +44,13 @@ def test_fast_path_equals_the_definition(text: str) -> None:
     stripped = re.sub(r"[ \t\r]+$", "", text, flags=re.MULTILINE)
     expected = f"{xxhash.xxh32_intdigest(stripped.encode('utf-8')) & 0xFFFF:04X}"
     assert section_tag(text) == expected
+
+
+@given(st.lists(st.text(alphabet="ab \t\r\n", max_size=12), min_size=1, max_size=12))
+def test_remembered_tags_are_the_tags(texts: list[str]) -> None:
+    """The last texts' tags are remembered by identity: asking again (the same object, an
+    equal copy, or another text that happens to sit where it sat) gives the computed tag."""
+    from jupyter_hashline.hashline.text import _section_tag
+
+    for text in [*texts, *texts, *("".join([t]) + "" for t in texts)]:
+        assert section_tag(text) == _section_tag(text)
