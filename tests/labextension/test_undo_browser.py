@@ -129,6 +129,7 @@ def test_undo_from_the_sidebar_keeps_the_persons_typing_and_refuses_a_changed_li
 def test_follow_scrolls_the_notebook_to_the_cell_an_agent_edits(
     chromium_path: str, built_labextension: Path, lab_env: Path
 ) -> None:
+    from playwright.sync_api import Error as PlaywrightError
     from playwright.sync_api import expect, sync_playwright
 
     root, home = lab_env / "root", lab_env / "home"
@@ -146,11 +147,14 @@ def test_follow_scrolls_the_notebook_to_the_cell_an_agent_edits(
             page.goto(f"{rest.url}lab/tree/long.ipynb?token={TOKEN}")
             first = page.locator(".jp-Notebook .jp-Cell", has_text="step_00 = 0")
             expect(first).to_be_in_viewport(timeout=60_000)
-            # keys typed before the palette has focus would be notebook shortcuts (A inserts a
-            # cell): type once it is open (a shortcut pressed while JupyterLab still settles
-            # can be lost: press it again, a bounded number of times), press Enter once the
-            # command is the one chosen
+            # the palette's query is filled on its input element, never typed: a key that
+            # reaches the notebook instead is a shortcut (A inserts a cell). The shortcut that
+            # opens the palette can be lost while JupyterLab settles, and the palette can close
+            # again: open it, fill it, and check the command is the one chosen, a bounded
+            # number of times; Enter is pressed on the query itself.
             palette = page.locator("#modal-command-palette")
+            query = palette.locator("input")
+            chosen = palette.locator(".lm-CommandPalette-item.lm-mod-active")
             # the extension adds its command when it adds its sidebar: wait for the sidebar's tab
             tab = page.locator('.jp-SideBar [data-id="jupyter-hashline-sidebar"]')
             expect(tab).to_have_count(1, timeout=60_000)
@@ -158,14 +162,15 @@ def test_follow_scrolls_the_notebook_to_the_cell_an_agent_edits(
                 page.locator(".jp-Notebook").first.click()
                 page.keyboard.press("Control+Shift+C")
                 try:
-                    expect(palette.locator("input")).to_be_focused(timeout=3_000)
+                    expect(query).to_be_focused(timeout=3_000)
+                    query.fill("Follow Agent Edits", timeout=3_000)
+                    expect(chosen).to_contain_text("Follow Agent Edits", timeout=5_000)
                     break
-                except AssertionError:
-                    assert attempt < 9, "the command palette never opened"
-            page.keyboard.type("Follow Agent Edits")
-            chosen = palette.locator(".lm-CommandPalette-item.lm-mod-active")
-            expect(chosen).to_contain_text("Follow Agent Edits", timeout=30_000)
-            page.keyboard.press("Enter")
+                except (AssertionError, PlaywrightError):
+                    assert attempt < 9, "the command palette never chose Follow Agent Edits"
+                    if query.is_visible():
+                        query.press("Escape")
+            query.press("Enter")
             # the palette closes once the toggle ran: only then may the agent's edit arrive
             expect(page.locator("#modal-command-palette")).to_be_hidden(timeout=30_000)
             read = rest.call("GET", "hashline/read?path=long.ipynb", agent="claude-code")
