@@ -29,8 +29,8 @@ OFFLOAD_SIZE = 1024 * 1024
 not free the loop anyway: the loop must win the interpreter back from a busy worker, which
 yields it only every switch interval (5 ms), once per system call the loop makes. An agent's
 read and edit of a 1,000-cell notebook open in a room (1.1 MB, a 370 KB projection) took
-61-74 ms when its 1.1 MB put the notebook's steps in a thread (worst stall 36 ms), and 23 ms
-once weighed by its projection, on the loop (worst stall 21 ms)."""
+61-74 ms when its 1.1 MB put the notebook's steps in a thread (worst stall 36 ms), and 23-35 ms
+once weighed by its projection, on the loop (worst stall 12-32 ms; bench.server_room)."""
 
 T = TypeVar("T")
 
