@@ -20,8 +20,11 @@ Invariants:
   even for a superuser. Any failure raises `WriteFailedError` with the OS reason, leaves the
   old file intact and removes the temp file.
 - Blocking I/O runs in a worker thread (`asyncio.to_thread`), never on the event loop, except
-  reading a regular file of at most `INLINE_READ_BYTES` (one `stat` says so): that costs less
-  than handing it to a thread. A write (with its checks and fsyncs) is one worker-thread job.
+  reading a regular file of at most `INLINE_READ_BYTES` (one `stat` says so) and writing at
+  most `INLINE_WRITE_BYTES`: those cost less than handing them to a thread and waking the loop
+  again (a 15 KB durable write: about 0.7 ms inline, 1.1 ms through a thread). Jupyter's own
+  save fsyncs on its event loop at any size. A larger write (with its checks and fsyncs) is one
+  worker-thread job.
 - Bytes too (`ByteStorage`): `read_bytes` and `write_bytes` keep every promise above except
   the text checks, which belong to the caller that decodes (`decode_text`); a NUL byte is
   never written either way.
@@ -60,6 +63,7 @@ __all__ = ["DiskFilesystem", "decode_text", "encode_text"]
 
 _NEW_FILE_MODE = 0o666  # the kernel applies the umask at creation
 INLINE_READ_BYTES = 4 * 1024 * 1024
+INLINE_WRITE_BYTES = 128 * 1024
 
 
 class DiskFilesystem(Filesystem, ByteStorage):
@@ -91,8 +95,7 @@ class DiskFilesystem(Filesystem, ByteStorage):
         return decode_text(path, await self.read_bytes(path))
 
     async def write_text(self, path: str, content: str) -> WriteResult:
-        target = self.resolve(path)
-        await asyncio.to_thread(_write_text, path, target, content)
+        await self.write_bytes(path, encode_text(path, content))
         return WriteResult(text=content)
 
     async def stores_bytes(self, path: str) -> bool:
@@ -128,7 +131,10 @@ class DiskFilesystem(Filesystem, ByteStorage):
 
     async def write_bytes(self, path: str, data: bytes) -> None:
         target = self.resolve(path)
-        await asyncio.to_thread(_write_bytes, path, target, data)
+        if len(data) <= INLINE_WRITE_BYTES:
+            _write_bytes(path, target, data)
+        else:
+            await asyncio.to_thread(_write_bytes, path, target, data)
 
     async def preflight_write(self, path: str) -> None:
         """Refuse early: escapes, read-only files, directories, unwritable parents."""
@@ -202,7 +208,7 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-# -- blocking work (runs in a worker thread) ---------------------------------------------------
+# -- blocking work (in a worker thread, or inline when small: see the module docstring) --------
 
 
 def _small_file(target: Path) -> bool:
@@ -282,10 +288,6 @@ def _nearest_existing(directory: Path) -> Path:
     while not directory.exists() and directory != directory.parent:
         directory = directory.parent
     return directory
-
-
-def _write_text(path: str, target: Path, content: str) -> None:
-    _write_bytes(path, target, encode_text(path, content))
 
 
 def _write_bytes(path: str, target: Path, data: bytes) -> None:
