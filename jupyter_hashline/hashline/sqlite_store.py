@@ -12,6 +12,13 @@ Invariants (on top of the `SnapshotStore` contract in store.py):
 - Thread-safe: one connection guarded by a lock; every write is one `BEGIN IMMEDIATE`
   transaction, so other processes see all of it or none of it. WAL mode lets readers in other
   processes proceed while one writes.
+- A write does not checkpoint the WAL itself (a checkpoint copies and fsyncs megabytes: 15-18 ms
+  here, on the writer's thread, which is a server's event loop). Once about `checkpoint_bytes`
+  were written, a background thread checkpoints on a connection of its own, passively (writers
+  go on meanwhile), pass after pass until the WAL is all copied (SQLite then starts it over) or
+  `_CATCH_UP_PASSES` ran; at most one such thread runs, and `close` waits for it. When writes
+  outrun it (the WAL file past `_BEHIND_FACTOR` thresholds), the writer waits for it and
+  checkpoints the whole WAL away itself, as SQLite would: the WAL stays bounded at any load.
 - Seen lines are kept per (version, agent, line). A version-1 file (seen lines without agents)
   is migrated in place, in one transaction, its seen lines credited to the default agent.
 - The schema is versioned with `PRAGMA user_version`. A file that is not a usable store
@@ -41,6 +48,10 @@ __all__ = ["SCHEMA_VERSION", "SqliteSnapshotStore"]
 
 SCHEMA_VERSION = 2
 MEMORY = ":memory:"
+CHECKPOINT_BYTES = 4 * 1024 * 1024
+_WRITE_OVERHEAD = 4096  # a transaction writes at least a page or so besides its blobs
+_CATCH_UP_PASSES = 8
+_BEHIND_FACTOR = 4
 
 _log = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -132,11 +143,17 @@ class SqliteSnapshotStore:
         *,
         max_paths: int = 512,
         busy_timeout_s: float = 5.0,
+        checkpoint_bytes: int = CHECKPOINT_BYTES,
     ) -> None:
         self.path = Path(path) if str(path) != MEMORY else None
         self.max_versions_per_path = _positive("max_versions_per_path", max_versions_per_path)
         self.max_paths = _positive("max_paths", max_paths)
         self.busy_timeout_s = busy_timeout_s
+        self.checkpoint_bytes = _positive("checkpoint_bytes", checkpoint_bytes)
+        self._unchecked = 0  # bytes written since the last checkpoint was started
+        self._checkpointer: threading.Thread | None = None
+        self._checkpoints_idle = threading.Condition()
+        self.checkpoints_run = 0
         self.recovered_from: Path | None = None
         self.recovery_reason: str | None = None
         self._clock: Clock = clock or wall_clock_ms
@@ -147,9 +164,16 @@ class SqliteSnapshotStore:
         return f"SqliteSnapshotStore({str(self.path or MEMORY)!r})"
 
     def close(self) -> None:
-        """Close the connection; the store cannot be used afterwards."""
+        """Close the connection (after a running checkpoint ends); the store cannot be used
+        afterwards."""
+        self.wait_for_checkpoint()
         with self._lock:
             self._conn.close()
+
+    def wait_for_checkpoint(self, timeout_s: float | None = None) -> bool:
+        """Wait until no background checkpoint runs; False if one still runs at `timeout_s`."""
+        with self._checkpoints_idle:
+            return self._checkpoints_idle.wait_for(lambda: self._checkpointer is None, timeout_s)
 
     def __enter__(self) -> SqliteSnapshotStore:
         return self
@@ -218,7 +242,7 @@ class SqliteSnapshotStore:
             self._trim_versions(conn, key)
             self._evict_paths(conn)
 
-        self._write(write)
+        self._write(write, len(blob))
         return tag
 
     def record_seen_lines(
@@ -242,7 +266,7 @@ class SqliteSnapshotStore:
             )
             self._touch(conn, key)
 
-        self._write(write)
+        self._write(write, 16 * len(numbers))
 
     def invalidate(self, path: str) -> None:
         """Forget every version of `path` (and its seen lines)."""
@@ -294,7 +318,9 @@ class SqliteSnapshotStore:
 
         return self._run(run)
 
-    def _write(self, work: Callable[[sqlite3.Connection], object]) -> None:
+    def _write(self, work: Callable[[sqlite3.Connection], object], size: int = 0) -> None:
+        """Run `work` in one transaction; `size`: about how many bytes it adds to the WAL."""
+
         def run(conn: sqlite3.Connection) -> None:
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -305,6 +331,7 @@ class SqliteSnapshotStore:
             conn.commit()
 
         self._run(run)
+        self._written(size + _WRITE_OVERHEAD)
 
     def _run(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
         """Run `operation` under the lock; recover once if the file turned out corrupt."""
@@ -334,6 +361,61 @@ class SqliteSnapshotStore:
             "find the process holding the store open and let it finish."
         )
 
+    # -- checkpoints, in the background --------------------------------------------------------
+
+    def _written(self, size: int) -> None:
+        """Count `size` bytes into the WAL; start a checkpoint when enough are unchecked."""
+        if self.path is None:
+            return
+        with self._checkpoints_idle:
+            self._unchecked += size
+            if self._unchecked >= self.checkpoint_bytes and self._checkpointer is None:
+                self._unchecked = 0
+                self._checkpointer = threading.Thread(
+                    target=self._checkpoint, name="hashline-store-checkpoint", daemon=True
+                )
+                self._checkpointer.start()
+        if self._wal_size() > _BEHIND_FACTOR * self.checkpoint_bytes:
+            self._catch_up()
+
+    def _catch_up(self) -> None:
+        """Writes outran the background: wait for it, then checkpoint the whole WAL away here
+        (and empty its file), as SQLite would have on every threshold."""
+        self.wait_for_checkpoint()
+        try:
+            self._run(lambda conn: conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone())
+        except sqlite3.OperationalError as err:  # busy: the next write tries again
+            _log.debug("Checkpoint of %s failed: %s", self.path, err)
+
+    def _wal_size(self) -> int:
+        try:
+            return os.stat(f"{self.path}-wal").st_size
+        except OSError:
+            return 0
+
+    def _checkpoint(self) -> None:
+        """Passive checkpoints on a connection of its own (writers are not blocked), pass after
+        pass while writes add frames meanwhile, so the WAL ends all copied and the next write
+        starts it over; at most `_CATCH_UP_PASSES`."""
+        try:
+            conn = sqlite3.connect(str(self.path), timeout=self.busy_timeout_s)
+            try:
+                last = -1
+                for _ in range(_CATCH_UP_PASSES):
+                    busy, frames, copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                    if busy or copied != frames or frames == last:
+                        break  # a reader holds frames back, or nothing came since the last pass
+                    last = frames
+            finally:
+                conn.close()
+        except sqlite3.Error as err:  # the next threshold, or the last close, tries again
+            _log.debug("Background checkpoint of %s failed: %s", self.path, err)
+        finally:
+            with self._checkpoints_idle:
+                self._checkpointer = None
+                self.checkpoints_run += 1
+                self._checkpoints_idle.notify_all()
+
     # -- opening and recovery ------------------------------------------------------------------
 
     def _open(self) -> sqlite3.Connection:
@@ -356,6 +438,8 @@ class SqliteSnapshotStore:
         )
         try:
             _prepare(conn)
+            if self.path is not None:  # checkpoints run in the background (see _written)
+                conn.execute("PRAGMA wal_autocheckpoint = 0")
         except BaseException:
             conn.close()
             raise
