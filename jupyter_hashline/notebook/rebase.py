@@ -117,8 +117,8 @@ def _away_from_the_change(snap: str, live: str, needs: Footprint) -> LineRebase 
     wholly before the cell where the texts first differ (the same line there), or in a cell
     wholly after the last difference, at least one line inside it (moved by the change's line
     count): those cells are the same text on both sides, their neighbours too, so mapping by
-    cell gives exactly this. None otherwise (and for edits writing marker rows): the full
-    rebase decides."""
+    cell gives exactly this. None otherwise (and for edits writing marker rows, or needing
+    the marker of a cell the change may have grown at its end): the full rebase decides."""
     asked = needs.lines | needs.after.keys() | needs.before.keys() | needs.deleted | needs.replaced
     if not asked or any(row.startswith(MARKER_PREFIX) for row in needs.rows):
         return None
@@ -126,11 +126,17 @@ def _away_from_the_change(snap: str, live: str, needs: Footprint) -> LineRebase 
     tail = common_suffix(snap, live, min(len(snap), len(live)) - head)
     at = snap.rfind(_MARKER_AT_LINE, 0, head + len(MARKER_PREFIX))
     changed_from = 1 if at == -1 else snap.count("\n", 0, at + 1) + 1  # that cell's marker
+    grown = None  # the marker of a cell that may have grown at its end
+    if at != -1 and head < at + 1 + len(MARKER_PREFIX):  # the texts part where a marker starts
+        above = snap.rfind(_MARKER_AT_LINE, 0, at)
+        grown = 1 if above == -1 else snap.count("\n", 0, above + 1) + 1
     after = snap.find(_MARKER_AT_LINE, max(len(snap) - tail - 1, 0))
     changed_to = None if after == -1 else snap.count("\n", 0, after + 1) + 1  # next marker
     shift = live.count("\n") - snap.count("\n")
     mapping: dict[int, int] = {}
     for line in asked:
+        if line == grown:
+            return None
         if line <= changed_from - 2:
             mapping[line] = line
         elif changed_to is not None and line > changed_to:

@@ -306,6 +306,17 @@ def test_the_shortcut_maps_as_the_general_path_does(
     assert set(quick.notes) == set(general.notes)
 
 
+@pytest.mark.parametrize("grown", ["\n", "# %x\n"])
+def test_the_shortcut_declines_the_marker_of_a_cell_that_grew_at_its_end(grown: str) -> None:
+    """The texts part where the next cell's marker starts (or inside its `# %% `): the cell
+    above grew, so its marker is not away from the change (found by Hypothesis)."""
+    before = "# %% [markdown] id=cell-1\n# %% [code] id=cell-2\n0\n# %% [code] id=cell-3\n"
+    after = before.replace("0\n", "0\n" + grown)
+    needs = Footprint.of(frozenset({2}))
+    assert _away_from_the_change(before, after, needs) is None
+    assert not isinstance(rebase_by_cells(before, after, needs), LineRebase)
+
+
 def test_the_shortcut_declines_lines_near_the_change_and_marker_rows() -> None:
     cells = [new_code_cell(f"x_{n} = {n}\ny_{n} = {n}", id=f"c{n}") for n in range(6)]
     nb: dict[str, Any] = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
