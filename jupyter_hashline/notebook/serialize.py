@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -38,50 +37,53 @@ class CellJsonCache:
     """Serialized JSON of recently written cells, keyed by the cell object's identity.
 
     Holds a reference to every cached cell (so an id can never be reused by another object
-    while its entry lives); bounded, least recently used entries go first.
+    while its entry lives). Bounded by two generations of at most `max_cells // 2` entries each:
+    an entry is put, or found again in the old generation, into the young one; a full young
+    generation becomes the old one and the old one is dropped. So an entry used since the last
+    `max_cells // 2` others were put stays, and a hit in the young generation (every cell of a
+    notebook written again and again) costs one dictionary lookup, with no reordering.
     """
 
     def __init__(self, max_cells: int = 20_000) -> None:
-        self._entries: OrderedDict[int, tuple[object, str]] = OrderedDict()
-        self._max = max_cells
+        self._young: dict[int, tuple[object, str]] = {}
+        self._old: dict[int, tuple[object, str]] = {}
+        self._half = max(1, max_cells // 2)
         self._lock = threading.Lock()  # worker threads share it (notebook/filesystem.py)
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._young) + len(self._old)
 
     def get(self, cell: object) -> str | None:
-        with self._lock:
-            entry = self._entries.get(id(cell))
-            if entry is None or entry[0] is not cell:
-                return None
-            self._entries.move_to_end(id(cell))
-            return entry[1]
+        return self.get_many((cell,))[0]
 
     def get_many(self, cells: Iterable[object]) -> list[str | None]:
         """`get` of each cell, under one hold of the lock."""
         found: list[str | None] = []
         with self._lock:
-            entries, move = self._entries, self._entries.move_to_end
+            young = self._young.get
             for cell in cells:
-                entry = entries.get(id(cell))
-                if entry is None or entry[0] is not cell:
-                    found.append(None)
-                else:
-                    move(id(cell))
-                    found.append(entry[1])
+                entry = young(id(cell))
+                if entry is None:
+                    entry = self._old.pop(id(cell), None)
+                    if entry is not None:
+                        self._keep(id(cell), entry)
+                        young = self._young.get  # the generations may have turned
+                found.append(entry[1] if entry is not None and entry[0] is cell else None)
         return found
 
     def put(self, cell: object, text: str) -> None:
-        key = id(cell)
         with self._lock:
-            if key in self._entries:
-                self._entries.move_to_end(key)
-            self._entries[key] = (cell, text)
-            if len(self._entries) > self._max:
-                self._entries.popitem(last=False)
+            self._old.pop(id(cell), None)
+            self._keep(id(cell), (cell, text))
+
+    def _keep(self, key: int, entry: tuple[object, str]) -> None:
+        self._young[key] = entry
+        if len(self._young) >= self._half:
+            self._old, self._young = self._young, {}
 
     def clear(self) -> None:
-        self._entries.clear()
+        with self._lock:
+            self._young, self._old = {}, {}
 
 
 def serialize_notebook(nb: Mapping[str, Any], *, cache: CellJsonCache | None = None) -> str:

@@ -95,4 +95,21 @@ def test_cache_is_bounded_and_keyed_by_identity() -> None:
     assert cache.get(b) is None  # equal content, different object
     cache.put(b, "B")
     cache.put(c, "C")
-    assert len(cache) == 2 and cache.get(a) is None and cache.get(c) == "C"
+    assert len(cache) <= 2 and cache.get(a) is None and cache.get(c) == "C"
+
+
+def test_cache_keeps_what_was_used_since_half_its_size_was_put() -> None:
+    """Entries put or found again are kept until half the bound of others were (the kept
+    cells and three others: six entries between two uses of each kept one, under eight)."""
+    cache = CellJsonCache(max_cells=16)
+    kept, others = [{"k": n} for n in range(3)], [{"o": n} for n in range(40)]
+    for cell in kept:
+        cache.put(cell, f"kept {cell['k']}")
+    for n, other in enumerate(others):
+        cache.put(other, "other")
+        if n % 3 == 2:
+            assert cache.get_many(kept) == ["kept 0", "kept 1", "kept 2"]
+        assert len(cache) <= 16
+    assert cache.get(others[0]) is None  # not used since: gone
+    cache.clear()
+    assert len(cache) == 0 and cache.get(kept[0]) is None
