@@ -577,16 +577,22 @@ class NotebookFilesystem(Filesystem):
     ) -> tuple[LoadedNotebook, tuple[str, ...]]:
         """`merged` with its file bytes, and a note when the file's layout was not kept.
 
-        A file in nbformat's layout (known, or checked where the file is large enough for
-        reusing bytes to pay) reuses the bytes of the cells `merged` kept (with the `keep`
-        layout, only when no cell is stored unlike nbformat). Otherwise, with the
+        A file in nbformat's layout (known; checked by sampling where the file is large, or,
+        with the `keep` layout, by writing it whole where it is small) reuses the bytes of the
+        cells `merged` kept (with the `keep` layout, only when no cell is stored unlike
+        nbformat). Otherwise, with the
         `keep` layout, a file whose layout is proven (keep.py) is written in it, reusing bytes
         the same way; any other file (and every file with the `nbformat` layout) is written in
         nbformat's layout in full. Text that cannot be UTF-8 is refused (`NotTextError`)."""
         if current is None:
             return self._serialized(path, merged), ()
         keep = chosen_layout(self.layout) == "keep"
-        layout = current.layout if len(current.raw) >= SMALL_FILE else current.known_layout()
+        if len(current.raw) >= SMALL_FILE:
+            layout = current.layout
+        elif keep and current.matches_nbformat(self._cells):
+            layout = current.layout  # proven whole: costs less than proving a kept layout
+        else:
+            layout = current.known_layout()
         if layout is not None and not (keep and current.survey.suspect):
             try:
                 built = assemble(current.raw, current.nb, layout, merged, match)

@@ -38,11 +38,11 @@ from ..hashline.disk import decode_text
 from ..hashline.errors import NotTextError
 from .errors import InvalidNotebookError
 from .ids import DisplayIds, display_ids
-from .incremental.layout import CellLayout, find_layout, written_layout
+from .incremental.layout import HEAD, CellLayout, find_layout, written_layout
 from .keep import KeptLayout, find_kept_layout
 from .projection import marker_starts, project_notebook
 from .repair import needs_repair
-from .serialize import is_json_mime, joined_lines
+from .serialize import CellJsonCache, is_json_mime, joined_lines, serialize_notebook
 from .validation import cell_structure_problem, structure_problem, top_level_problem
 
 try:  # orjson is a declared dependency; the stdlib keeps working where it cannot be installed
@@ -219,6 +219,25 @@ class LoadedNotebook:
         if self._layout is _UNSET and not self._written:
             return None
         return self.layout
+
+    def matches_nbformat(self, cache: CellJsonCache | None = None) -> bool:
+        """Whether `raw` is exactly what nbformat writes for `nb`, checked by writing it whole
+        (`cache` keeps the cells' JSON for the write that follows). Once true it counts as
+        `written`: its layout needs no other check. For small files, where this costs less
+        than proving a kept layout (keep.py) or sampling one."""
+        if self._written:
+            return True
+        if not (self.raw.startswith(HEAD[:12]) and self.raw.endswith(b"}\n")):
+            return False  # not nbformat's opening or end: no need to write it to know
+        try:
+            same = serialize_notebook(self.nb, cache=cache).encode("utf-8") == self.raw
+        except (UnicodeEncodeError, TypeError, ValueError):  # a lone surrogate, a non-JSON value
+            return False
+        if same:
+            self._written = True
+            if self._layout is None:  # sampled as unknown: now known
+                self._layout = _UNSET
+        return same
 
     def kept_layout(self) -> KeptLayout | str:
         """The layout `raw` has, proven on every byte (keep.py), or why it has none (cached)."""

@@ -27,9 +27,11 @@ from jupyter_hashline.hashline.memory_fs import InMemoryFilesystem
 from jupyter_hashline.notebook import (
     NotebookFilesystem,
     load_notebook,
+    loading,
     parse_projection,
     serialize_notebook,
 )
+from jupyter_hashline.notebook.filesystem import SMALL_FILE
 from jupyter_hashline.notebook.incremental.layout import find_layout
 from jupyter_hashline.notebook.incremental.region import common_prefix
 from jupyter_hashline.notebook.keep import (
@@ -113,6 +115,32 @@ def test_a_file_in_nbformats_layout_stays_byte_identical_to_nbformat(tmp_path: P
     raw = layout_file("nbformat")
     data, _ = asyncio.run(add_cell(tmp_path, "nb.ipynb", raw))
     assert data.decode() == nbformat.writes(reads(data)) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "proven_whole"),
+    [("nbformat", True), ("string sources", False), ("non-ASCII escaped", False)],
+)
+def test_a_small_file_in_nbformats_layout_is_proven_by_writing_it_whole(
+    name: str, proven_whole: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Writing a small file whole costs less than proving its kept layout; a file that only
+    looks like nbformat's (its opening and end) still has its own layout proven and kept."""
+    raw = layout_file(name)
+    assert len(raw) < SMALL_FILE and raw.startswith(b'{\n "cells": [')
+    proofs: list[bytes] = []
+    original = loading.find_kept_layout
+
+    def counted(data: bytes, nb: Any) -> Any:
+        proofs.append(data)
+        return original(data, nb)
+
+    monkeypatch.setattr(loading, "find_kept_layout", counted)
+    data, _ = asyncio.run(add_cell(tmp_path, "nb.ipynb", raw))
+    assert proofs == ([] if proven_whole else [raw])
+    assert common_prefix(raw, data) >= raw.index(b"\n ],\n")  # every old cell's bytes kept
+    assert reads(data).cells[:-1] == reads(raw).cells
+    assert (data.decode() == nbformat.writes(reads(data)) + "\n") is proven_whole
 
 
 def test_outputs_a_kernel_gives_are_stored_as_the_file_stores_outputs(tmp_path: Path) -> None:
