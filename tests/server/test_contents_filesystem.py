@@ -16,6 +16,7 @@ from jupyter_server.services.contents.filemanager import (
 from jupytext import TextFileContentsManager
 from tornado.web import HTTPError
 
+from jupyter_hashline.hashline.callscope import call_scope
 from jupyter_hashline.hashline.errors import (
     HashlineError,
     NotFoundError,
@@ -169,6 +170,35 @@ async def test_read_only_files_are_not_written(manager: Any) -> None:
     with pytest.raises(PermissionDeniedError):
         await fs.write_text("locked.txt", "changed\n")
     assert target.read_text() == "keep\n"
+
+
+async def test_a_passed_preflight_holds_for_the_rest_of_one_engine_call(
+    manager: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An edit checks before it prepares and again before it lands: within one call the
+    contents manager is asked once; the next call asks again, and refusals are never kept."""
+    (root_of(manager) / "a.txt").write_text("a\n")
+    asked: list[str] = []
+    original = manager.get
+
+    def counted(path: str, *args: Any, **kwargs: Any) -> Any:
+        asked.append(path)
+        return original(path, *args, **kwargs)
+
+    monkeypatch.setattr(manager, "get", counted)
+    fs = ContentsFilesystem(manager)
+    with call_scope():
+        await fs.preflight_write("a.txt")
+        await fs.preflight_write("a.txt")
+    assert asked == ["a.txt"]
+    await fs.preflight_write("a.txt")
+    await fs.preflight_write("a.txt")
+    assert asked == ["a.txt"] * 3
+    (root_of(manager) / "a.txt").chmod(0o444)
+    with call_scope():
+        for _ in range(2):
+            with pytest.raises(PermissionDeniedError):
+                await fs.preflight_write("a.txt")
 
 
 async def test_content_checks_come_before_any_write(manager: Any) -> None:

@@ -340,18 +340,28 @@ class ContentsFilesystem(Filesystem, ByteStorage):
         return bool(await self._call(resolved, lambda: self._cm.file_exists(resolved)))
 
     async def preflight_write(self, path: str) -> None:
+        """Refuse a write that would certainly fail. Passed once, it holds for the rest of the
+        engine call (callscope): an edit checks before it prepares and again before it lands,
+        and the second asks the contents manager nothing (the write itself still fails on a
+        file made read-only in between)."""
         resolved = self.resolve(path)
         self._check_writable(resolved)
+        memo = scope_memo()
+        key = ("preflight", self, resolved)
+        if memo is not None and key in memo:
+            return
         if not await self._call(resolved, lambda: self._cm.file_exists(resolved)):
             await self._check_folder(resolved)
-            return
-        model = await self._call(
-            resolved, lambda: self._cm.get(resolved, content=False, type="file")
-        )
-        if model.get("writable") is False:
-            raise PermissionDeniedError(
-                f"{resolved} is not writable on this server; nothing was written."
+        else:
+            model = await self._call(
+                resolved, lambda: self._cm.get(resolved, content=False, type="file")
             )
+            if model.get("writable") is False:
+                raise PermissionDeniedError(
+                    f"{resolved} is not writable on this server; nothing was written."
+                )
+        if memo is not None:
+            memo[key] = True
 
     async def _check_folder(self, path: str) -> None:
         """A new file needs its folder: contents managers do not create folders on save."""
