@@ -22,6 +22,7 @@ from jupyter_hashline.server.adapters.live_apply import (
     _stable_positions,
     apply_text_ops,
     apply_to_live,
+    plan_by_ids,
     plan_changes,
     text_ops,
 )
@@ -219,6 +220,37 @@ def test_any_reshuffle_and_edit_lands_exactly(before: list[dict[str, Any]], data
     document = live(base)
     apply_to_live(document, document.get(), notebook(*after), "nb.ipynb")
     assert cells_of(document) == after
+
+
+@settings(max_examples=200, deadline=None)
+@given(before=CELLS, data=st.data())
+def test_cells_kept_in_place_plan_as_matching_by_ids_does(
+    before: list[dict[str, Any]], data: Any
+) -> None:
+    """The in-place shortcut (same length, each changed cell keeps its id) gives the very plan
+    matching by shown ids gives: edited sources, retyped cells, cells whose id changed or was
+    dropped, repeated ids, and the same lists over again."""
+    base = notebook(*before)
+    after = list(before)
+    for index, cell in enumerate(before):
+        change = data.draw(st.sampled_from(["keep", "keep", "source", "retype", "id", "no id"]))
+        if change == "source":
+            after[index] = {**cell, "source": data.draw(SOURCE)}
+        elif change == "retype":
+            kind = "markdown" if cell["cell_type"] == "code" else "code"
+            after[index] = (code if kind == "code" else markdown)(cell["id"], cell["source"])
+        elif change == "id":
+            after[index] = {**cell, "id": data.draw(st.sampled_from(["c0", "c1", "other"]))}
+        elif change == "no id":
+            after[index] = {k: v for k, v in cell.items() if k != "id"}
+    target = {**base, "cells": after}
+    assert plan_changes(base, target) == plan_by_ids(base, target)
+    document = live(base)
+    apply_to_live(document, document.get(), target, "nb.ipynb")
+    assert cells_of(document) == [
+        {**cell, "id": cell.get("id") or shown}
+        for cell, shown in zip(after, [c["id"] for c in cells_of(document)], strict=True)
+    ]
 
 
 def test_outputs_stored_as_line_lists_are_the_live_outputs_and_stay_in_place() -> None:

@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from itertools import islice
-from operator import lt
+from operator import is_, lt
 from typing import Any
 
 from ...hashline import common_prefix, common_suffix
@@ -222,7 +222,45 @@ def _meta_changes(base: Mapping[str, Any], target: Mapping[str, Any]) -> list[tu
 
 
 def plan_changes(base: Mapping[str, Any], target: Mapping[str, Any]) -> LivePlan:
-    """The granular changes that turn the live notebook `base` into `target`."""
+    """The granular changes that turn the live notebook `base` into `target`.
+
+    Where every cell keeps its place and its `id` (an edit of cells' text or outputs: the usual
+    case), the cells match by index, as matching by shown ids would match them (those are a
+    function of the ids in order: ids.py); only the cells that are not the very same objects
+    are looked at. Otherwise cells match by their shown ids (`plan_by_ids`)."""
+    base_cells: Sequence[Mapping[str, Any]] = base.get("cells", [])
+    target_cells: Sequence[Mapping[str, Any]] = target.get("cells", [])
+    if len(base_cells) == len(target_cells):
+        changed = [i for i, same in enumerate(map(is_, base_cells, target_cells)) if not same]
+        if all(base_cells[i].get("id") == target_cells[i].get("id") for i in changed):
+            return _plan_in_place(base, target, changed)
+    return plan_by_ids(base, target)
+
+
+def _plan_in_place(
+    base: Mapping[str, Any], target: Mapping[str, Any], changed: Sequence[int]
+) -> LivePlan:
+    base_cells: Sequence[Mapping[str, Any]] = base["cells"] if changed else ()
+    target_cells: Sequence[Mapping[str, Any]] = target["cells"] if changed else ()
+    updates: list[_CellUpdate] = []
+    replaced: list[int] = []
+    for index in changed:
+        update = _in_place(index, base_cells[index], target_cells[index])
+        if update is None:
+            replaced.append(index)
+        elif _real(update):
+            updates.append(update)
+    return LivePlan(
+        updates=tuple(updates),
+        deletes=tuple(reversed(replaced)),
+        inserts=tuple((index, target_cells[index]) for index in replaced),
+        meta=tuple(_meta_changes(base, target)),
+        sources={u.index: _source(base_cells[u.index]) for u in updates if u.ops},
+    )
+
+
+def plan_by_ids(base: Mapping[str, Any], target: Mapping[str, Any]) -> LivePlan:
+    """`plan_changes` by matching cells on their shown ids, wherever they moved."""
     base_cells: Sequence[Mapping[str, Any]] = base.get("cells", [])
     target_cells: Sequence[Mapping[str, Any]] = target.get("cells", [])
     base_index: dict[str, int] = {}
