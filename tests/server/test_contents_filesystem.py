@@ -201,6 +201,37 @@ async def test_a_passed_preflight_holds_for_the_rest_of_one_engine_call(
                 await fs.preflight_write("a.txt")
 
 
+@pytest.mark.parametrize("jupytext_over_it", [False, True])
+async def test_a_stock_manager_is_not_asked_to_preflight_a_write(
+    manager: Any, jupytext_over_it: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stock manager (or jupytext's over one) says a file exists and is writable from the
+    disk alone: the disk is asked directly, with the same answers, and no model is built."""
+    if jupytext_over_it:
+        manager = TextFileContentsManager(root_dir=manager.root_dir)
+    (root_of(manager) / "a.txt").write_text("a\n")
+    (root_of(manager) / "folder").mkdir()
+    asked: list[str] = []
+    for cls in [c for c in type(manager).__mro__[:2] if "get" in vars(c)]:
+        original = cls.get
+
+        def counted(self: Any, path: str, *a: Any, _original: Any = original, **k: Any) -> Any:
+            asked.append(path)
+            return _original(self, path, *a, **k)
+
+        monkeypatch.setattr(cls, "get", counted)
+    fs = ContentsFilesystem(manager)
+    await fs.preflight_write("a.txt")
+    await fs.preflight_write("folder/new.txt")
+    with pytest.raises(NotFoundError, match="does not exist"):
+        await fs.preflight_write("missing/new.txt")
+    assert asked == []
+    with monkeypatch.context() as denied:  # what `writable: false` in the model would say
+        denied.setattr(os, "access", lambda *args, **kwargs: False)
+        with pytest.raises(PermissionDeniedError, match="not writable on this server"):
+            await fs.preflight_write("a.txt")
+
+
 async def test_content_checks_come_before_any_write(manager: Any) -> None:
     fs = ContentsFilesystem(manager, max_file_bytes=64)
     with pytest.raises(NotTextError, match="NUL"):

@@ -350,18 +350,32 @@ class ContentsFilesystem(Filesystem, ByteStorage):
         key = ("preflight", self, resolved)
         if memo is not None and key in memo:
             return
-        if not await self._call(resolved, lambda: self._cm.file_exists(resolved)):
+        if not await self._exists_for_write(resolved):
             await self._check_folder(resolved)
-        else:
-            model = await self._call(
-                resolved, lambda: self._cm.get(resolved, content=False, type="file")
+        elif not await self._writable(resolved):
+            raise PermissionDeniedError(
+                f"{resolved} is not writable on this server; nothing was written."
             )
-            if model.get("writable") is False:
-                raise PermissionDeniedError(
-                    f"{resolved} is not writable on this server; nothing was written."
-                )
         if memo is not None:
             memo[key] = True
+
+    def _asks_the_disk(self) -> bool:
+        """Whether the manager answers `file_exists` and a model's `writable` from the local
+        disk alone (a stock manager, or jupytext's over one): then the disk is asked directly,
+        without building a model (a contents `get` also checks hiddenness and emits an event:
+        about a millisecond)."""
+        return self._local_root is not None and _storage_kind(self._cm) is not None
+
+    async def _exists_for_write(self, path: str) -> bool:
+        if self._asks_the_disk():
+            return os.path.isfile(self._os_path(path))
+        return bool(await self._call(path, lambda: self._cm.file_exists(path)))
+
+    async def _writable(self, path: str) -> bool:
+        if self._asks_the_disk():
+            return os.access(self._os_path(path), os.W_OK)
+        model = await self._call(path, lambda: self._cm.get(path, content=False, type="file"))
+        return model.get("writable") is not False
 
     async def _check_folder(self, path: str) -> None:
         """A new file needs its folder: contents managers do not create folders on save."""
