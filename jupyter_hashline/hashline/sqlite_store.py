@@ -380,10 +380,19 @@ class SqliteSnapshotStore:
 
     def _catch_up(self) -> None:
         """Writes outran the background: wait for it, then checkpoint the whole WAL away here
-        (and empty its file), as SQLite would have on every threshold."""
+        (and empty its file), as SQLite would have on every threshold. It never waits for
+        another process: a reader there makes it give up, and the next write tries again."""
         self.wait_for_checkpoint()
+
+        def truncate(conn: sqlite3.Connection) -> None:
+            conn.execute("PRAGMA busy_timeout = 0")
+            try:
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            finally:
+                conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
+
         try:
-            self._run(lambda conn: conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone())
+            self._run(truncate)
         except sqlite3.OperationalError as err:  # busy: the next write tries again
             _log.debug("Checkpoint of %s failed: %s", self.path, err)
 

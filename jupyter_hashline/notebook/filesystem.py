@@ -580,10 +580,10 @@ class NotebookFilesystem(Filesystem):
         A file in nbformat's layout (known; checked by sampling where the file is large, or,
         with the `keep` layout, by writing it whole where it is small) reuses the bytes of the
         cells `merged` kept (with the `keep` layout, only when no cell is stored unlike
-        nbformat). Otherwise, with the
-        `keep` layout, a file whose layout is proven (keep.py) is written in it, reusing bytes
-        the same way; any other file (and every file with the `nbformat` layout) is written in
-        nbformat's layout in full. Text that cannot be UTF-8 is refused (`NotTextError`)."""
+        nbformat). Otherwise, with the `keep` layout, a file whose layout is proven (keep.py) is
+        written in it, reusing bytes the same way; any other file (and every file with the
+        `nbformat` layout) is written in nbformat's layout in full. Text that cannot be UTF-8
+        is refused (`NotTextError`)."""
         if current is None:
             return self._serialized(path, merged), ()
         keep = chosen_layout(self.layout) == "keep"

@@ -8,6 +8,7 @@ background, and that nothing is lost.
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from pathlib import Path
 
@@ -86,6 +87,36 @@ def test_writes_that_outrun_the_background_still_keep_the_wal_bounded(
     # Each version takes about twice its text in the WAL (its pages, the index, freed pages).
     assert biggest <= sqlite_store._BEHIND_FACTOR * THRESHOLD + 4 * len(_text(0))
     assert spied.catch_ups >= 1  # the bound held because the writer caught up, as designed
+    store.close()
+
+
+@pytest.mark.timeout(120)
+def test_catching_up_never_waits_for_a_reader_in_another_connection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While another connection holds an old snapshot, the WAL cannot be emptied: the writer's
+    catch-up gives up at once (were it to wait, each write would take the store's 60 s busy
+    timeout) and tries again on the next write, which empties it once the reader is gone."""
+    spied = Spied(monkeypatch)
+    path = tmp_path / "store.sqlite3"
+    store = SqliteSnapshotStore(
+        path, max_versions_per_path=4, checkpoint_bytes=THRESHOLD, busy_timeout_s=60
+    )
+    store.record("nb.ipynb", _text(0))
+    reader = sqlite3.connect(path, isolation_level=None)
+    reader.execute("BEGIN")
+    held = reader.execute("SELECT count(*) FROM versions").fetchone()
+    bound = sqlite_store._BEHIND_FACTOR * THRESHOLD
+    for n in range(1, 40):
+        store.record("nb.ipynb", _text(n))
+    assert spied.catch_ups >= 2 and _wal_size(path) > bound  # gave up, and tried again
+    assert reader.execute("SELECT count(*) FROM versions").fetchone() == held
+    reader.execute("COMMIT")
+    reader.close()
+    store.record("nb.ipynb", _text(40))
+    assert _wal_size(path) < bound
+    head = store.head("nb.ipynb")
+    assert head is not None and head.text == _text(40)
     store.close()
 
 
