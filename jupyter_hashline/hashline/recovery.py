@@ -210,8 +210,10 @@ def _equal_ends(before: str, after: str) -> tuple[int, int, int, int]:
     head = old.count("\n", 0, prefix)
     start = old.rfind("\n", 0, prefix) + 1  # where the first unequal line starts (both texts)
     suffix = common_suffix(old, new, min(len(old), len(new)) - start)
-    cut = len(old) - suffix  # the suffix's first character; a whole line starts there or later
-    tail = old.count("\n", cut) - (0 if cut == start or old[cut - 1] == "\n" else 1)
+    cut, new_cut = len(old) - suffix, len(new) - suffix  # where the suffix starts in each
+    # its first line is whole only where a line starts there in both texts
+    whole = (cut == 0 or old[cut - 1] == "\n") and (new_cut == 0 or new[new_cut - 1] == "\n")
+    tail = max(old.count("\n", cut) - (0 if whole else 1), 0)
     count = line_count(before)
     return head, tail, count, line_count(after) - count
 

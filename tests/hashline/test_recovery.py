@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -173,6 +174,21 @@ def test_lines_in_the_equal_ends_carry_as_the_alignment_carries_them(
     else:
         pairs = aligned_pairs(lines_of(before), lines_of(after))
         assert carried == {j + 1 for i, j in pairs if i + 1 in seen}
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "seen"),
+    [
+        ("x\n", "yx\n", {1}),  # the equal tail starts a line in one text only
+        ("a\na\na\n\na", "b\na", {4}),  # an empty line's break is the end of another line
+    ],
+)
+def test_a_line_the_equal_tail_cuts_into_is_not_carried(
+    before: str, after: str, seen: set[int]
+) -> None:
+    """Found by the property below: a line counted whole in the equal tail of one text was
+    part of a changed line in the other, and was carried onto it."""
+    assert carry_lines(before, after, seen) == frozenset()
 
 
 def test_a_far_change_carries_the_seen_lines_by_the_equal_ends() -> None:
