@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jupyter_hashline.hashline import threeway
@@ -154,6 +154,7 @@ def test_carried_lines_pair_equal_text_in_order(
         assert carried == {j + 1 for i, j in pairs if i + 1 in seen}
 
 
+@settings(max_examples=500)  # a shortcut's bugs hide in rare shapes (this found one at 100)
 @given(
     old=st.lists(_LINE_POOL, max_size=40),
     new=st.lists(_LINE_POOL, max_size=40),
