@@ -117,8 +117,9 @@ def _away_from_the_change(snap: str, live: str, needs: Footprint) -> LineRebase 
     wholly before the cell where the texts first differ (the same line there), or in a cell
     wholly after the last difference, at least one line inside it (moved by the change's line
     count): those cells are the same text on both sides, their neighbours too, so mapping by
-    cell gives exactly this. None otherwise (and for edits writing marker rows, or needing
-    the marker of a cell the change may have grown at its end): the full rebase decides."""
+    cell gives exactly this. None otherwise (and for edits writing marker rows, or needing a
+    line of a cell the change may have grown at its end, which the full rebase notes as
+    changed): the full rebase decides."""
     asked = needs.lines | needs.after.keys() | needs.before.keys() | needs.deleted | needs.replaced
     if not asked or any(row.startswith(MARKER_PREFIX) for row in needs.rows):
         return None
@@ -126,7 +127,7 @@ def _away_from_the_change(snap: str, live: str, needs: Footprint) -> LineRebase 
     tail = common_suffix(snap, live, min(len(snap), len(live)) - head)
     at = snap.rfind(_MARKER_AT_LINE, 0, head + len(MARKER_PREFIX))
     changed_from = 1 if at == -1 else snap.count("\n", 0, at + 1) + 1  # that cell's marker
-    grown = None  # the marker of a cell that may have grown at its end
+    grown = changed_from  # from the first line of a cell that may have grown at its end
     if at != -1 and head < at + 1 + len(MARKER_PREFIX):  # the texts part where a marker starts
         above = snap.rfind(_MARKER_AT_LINE, 0, at)
         grown = 1 if above == -1 else snap.count("\n", 0, above + 1) + 1
@@ -135,7 +136,7 @@ def _away_from_the_change(snap: str, live: str, needs: Footprint) -> LineRebase 
     shift = live.count("\n") - snap.count("\n")
     mapping: dict[int, int] = {}
     for line in asked:
-        if line == grown:
+        if grown <= line < changed_from:  # the full rebase says that cell changed
             return None
         if line <= changed_from - 2:
             mapping[line] = line

@@ -323,11 +323,15 @@ def test_the_shortcut_declines_lines_near_the_change_and_marker_rows() -> None:
     before = project_notebook(nb)  # cell n: marker on line 3n + 1, then two lines
     cells[3]["source"] += "\nadded = 1"  # a person appends a line to c3 (lines 10-12)
     after = project_notebook(nb)
-    far = _away_from_the_change(before, after, Footprint.of({2, 11, 17}))
-    assert far is not None and far.mapping == {2: 2, 11: 11, 17: 18}
+    far = _away_from_the_change(before, after, Footprint.of({2, 17}))
+    assert far is not None and far.mapping == {2: 2, 17: 18}
     assert far.notes == ("cell c5 moved from line 16 to 17",)
-    for near in (12, 13):  # the gap the person filled; the next cell's marker
+    # c3, which grew (the full rebase notes that it changed), and the next cell's marker
+    for near in (10, 11, 12, 13):
         assert _away_from_the_change(before, after, Footprint.of({near})) is None, near
+    general = rebase_by_cells(before, after, Footprint.of({11}))
+    assert isinstance(general, LineRebase) and general.mapping == {11: 11}
+    assert "cell c3 changed since your read, not on the lines you edit" in general.notes
     inside = _away_from_the_change(before, after, Footprint.of({14}))  # inside the next cell
     general = rebase_by_cells(before, after, Footprint.of({14}))
     assert isinstance(general, LineRebase) and inside is not None
