@@ -283,9 +283,11 @@ def test_the_shortcut_maps_as_the_general_path_does(
     changed = copy.deepcopy(nb)
     cells = changed["cells"]
     at = data.draw(st.integers(0, len(cells) - 1))
-    kind = data.draw(st.sampled_from(["source", "insert", "delete"]))
+    kind = data.draw(st.sampled_from(["source", "append", "insert", "delete"]))
     if kind == "source":
         cells[at]["source"] = data.draw(sources)
+    elif kind == "append":  # a person types at the end of a cell: the texts part at a marker
+        cells[at]["source"] += "\n" + data.draw(sources)
     elif kind == "insert":
         cell = {"cell_type": "markdown", "metadata": {}, "source": data.draw(sources)}
         if changed["nbformat_minor"] >= 5:
