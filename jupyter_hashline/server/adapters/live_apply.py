@@ -233,15 +233,17 @@ def plan_changes(base: Mapping[str, Any], target: Mapping[str, Any]) -> LivePlan
     if len(base_cells) == len(target_cells):
         changed = [i for i, same in enumerate(map(is_, base_cells, target_cells)) if not same]
         if all(base_cells[i].get("id") == target_cells[i].get("id") for i in changed):
-            return _plan_in_place(base, target, changed)
+            return _plan_in_place(base, target, base_cells, target_cells, changed)
     return plan_by_ids(base, target)
 
 
 def _plan_in_place(
-    base: Mapping[str, Any], target: Mapping[str, Any], changed: Sequence[int]
+    base: Mapping[str, Any],
+    target: Mapping[str, Any],
+    base_cells: Sequence[Mapping[str, Any]],
+    target_cells: Sequence[Mapping[str, Any]],
+    changed: Sequence[int],
 ) -> LivePlan:
-    base_cells: Sequence[Mapping[str, Any]] = base["cells"] if changed else ()
-    target_cells: Sequence[Mapping[str, Any]] = target["cells"] if changed else ()
     updates: list[_CellUpdate] = []
     replaced: list[int] = []
     for index in changed:
