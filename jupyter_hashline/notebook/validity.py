@@ -43,7 +43,9 @@ _UNKNOWN = object()
 
 def current_problem(loaded: LoadedNotebook) -> str | None:
     """The schema problem of a loaded notebook, or None (found once per version)."""
-    found: str | None = loaded.view(SCHEMA_VIEW, lambda nb, _: known_problem(nb))
+    found: str | None = loaded.view(
+        SCHEMA_VIEW, lambda nb, _: known_problem(nb, loaded.top_level_problem())
+    )
     return found
 
 
