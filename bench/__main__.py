@@ -7,15 +7,20 @@ of every ratio next to its target (bench/summary.py) and one JSON file of all ra
 baseline ratio (bench/warm_baseline.json). CI does not run `--check`: timings are not tests.
 
 `--quick` (`make bench`, under 5 minutes on 2 cores): the timing benchmarks with fewer repeats
-(`QUICK_REPEATS`; corpus rows and the room row keep their 15 repeats), and the two safety tables
+(`QUICK_REPEATS`; corpus rows and the room row keep their 15 repeats, and the room's row
+without targets, `live_save = "wait"`, is left out), and the two safety tables
 without their peers (jupyter-mcp-server, which the full run installs and runs beside hashline):
-hashline's own columns, judged by the same oracles."""
+hashline's own columns, judged by the same oracles. Those two tables time nothing, so a quick
+run runs them side by side, after every timing benchmark (their output printed one after the
+other once both are done); the full run runs everything one after another."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 from bench.harness import RESULTS_DIR
 from bench.summary import check, summarize
@@ -37,9 +42,12 @@ QUICK_ARGS = {
     "safety": ("--peer", "model"),
     "safety_run": ("--peer", "none"),
     # the room row's targets are a few ms apart from its figures: 5 repeats cannot tell them
-    # from this machine's noise, and 15 cost seconds
-    "server_room": ("--repeats", "15"),
+    # from this machine's noise, and 15 cost seconds; the row without targets is left out
+    "server_room": ("--repeats", "15", "--targeted"),
 }
+UNTIMED = ("safety", "safety_run")
+"""Correctness tables (outcome counts judged by oracles, no timing): a quick run runs them side
+by side once the timing benchmarks are done."""
 
 
 def module_args(name: str, args: list[str], quick: bool) -> list[str]:
@@ -74,12 +82,18 @@ def main() -> int:
     failed: list[str] = []
     took: list[str] = []
     started = time.perf_counter()
+    side_by_side = [name for name in files if quick and name in UNTIMED]
     for name, path in files.items():
+        if name in side_by_side:
+            continue
         began = time.perf_counter()
-        command = [sys.executable, "-m", f"bench.{name}", *module_args(name, args, quick)]
-        if subprocess.call([*command, "--json", str(path)]):
+        if subprocess.call(_command(name, path, args, quick)):
             failed.append(name)
         took.append(f"{name} {time.perf_counter() - began:.0f} s")
+    if side_by_side:
+        began = time.perf_counter()
+        failed += _side_by_side({name: files[name] for name in side_by_side}, args, quick)
+        took.append(f"{' + '.join(side_by_side)} side by side {time.perf_counter() - began:.0f} s")
     print("\n".join(summarize(files, RESULTS_DIR / f"all{suffix}.json", smoke=bool(suffix))))
     total = time.perf_counter() - started
     print(f"took {total / 60:.1f} min ({', '.join(took)})" + _over_quick(total, quick))
@@ -91,6 +105,36 @@ def main() -> int:
     if checking and not misses:
         print("check: every target met, every warm ratio within 10% of its baseline")
     return 1 if failed or misses else 0
+
+
+def _command(name: str, path: Path, args: list[str], quick: bool) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        f"bench.{name}",
+        *module_args(name, args, quick),
+        "--json",
+        str(path),
+    ]
+
+
+def _side_by_side(files: dict[str, Path], args: list[str], quick: bool) -> list[str]:
+    """Run these benchmarks at once, each writing to a file of its own, then print their
+    output in order; the names of those that failed."""
+    with tempfile.TemporaryDirectory(prefix="hashline-bench-") as tmp:
+        running = []
+        for name, path in files.items():
+            output = (Path(tmp) / f"{name}.txt").open("wb")
+            command = _command(name, path, args, quick)
+            running.append((name, output, subprocess.Popen(command, stdout=output, stderr=output)))
+        failed = []
+        for name, output, process in running:
+            if process.wait():
+                failed.append(name)
+            output.close()
+            sys.stdout.write(Path(output.name).read_text(encoding="utf-8", errors="replace"))
+        sys.stdout.flush()
+    return failed
 
 
 def _over_quick(total_s: float, quick: bool) -> str:

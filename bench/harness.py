@@ -255,11 +255,16 @@ def compare(
     return result
 
 
-def parse_args(description: str) -> argparse.Namespace:
+def parse_args(
+    description: str, extra: Callable[[argparse.ArgumentParser], object] | None = None
+) -> argparse.Namespace:
+    """The arguments every benchmark takes, and those `extra` adds for one of them."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--smoke", action="store_true", help="one tiny run of every case")
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--json", type=Path, default=None, help="where to write raw figures")
+    if extra is not None:
+        extra(parser)
     return parser.parse_args()
 
 

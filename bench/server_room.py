@@ -17,7 +17,8 @@ installed in its benchmark virtualenv (bench/safety.py installs it), the peer's
 `overwrite_cell_source` on the same open notebook.
 
 Targets (issue "the server path at engine speed"): latency <= 30 ms, worst stall <= 20 ms.
-Run `python -m bench.server_room` (`--smoke`: 40 cells, two repeats).
+Run `python -m bench.server_room` (`--smoke`: 40 cells, two repeats; `--targeted`: only the
+`live_save = "room"` row, as `python -m bench --quick` runs it).
 """
 
 from __future__ import annotations
@@ -190,9 +191,15 @@ def room_row(cells: int, live_save: str, timed: Timed) -> dict[str, Any]:
 
 
 def main() -> None:
-    args = parse_args("an agent's REST edit of a notebook open in a collaboration room")
+    args = parse_args(
+        "an agent's REST edit of a notebook open in a collaboration room",
+        lambda parser: parser.add_argument(
+            "--targeted", action="store_true", help="only the row with targets (live_save=room)"
+        ),
+    )
     cells, repeats = (40, 2) if args.smoke else (1_000, args.repeats)
-    rows = [room_row(cells, mode, timed_edits(cells, repeats, mode)) for mode in MODES]
+    modes = [mode for mode in MODES if mode == "room" or not args.targeted]
+    rows = [room_row(cells, mode, timed_edits(cells, repeats, mode)) for mode in modes]
     print(f"\n== an agent's edit of a {cells:,}-cell notebook open in a room, {repeats} repeats")
     for row in rows:
         goal = (

@@ -8,11 +8,13 @@ from bench.__main__ import QUICK_REPEATS, module_args
 def test_quick_runs_give_each_benchmark_its_own_repeats() -> None:
     assert module_args("cold", [], quick=True) == ["--repeats", QUICK_REPEATS]
     assert module_args("cold", ["--repeats", "9"], quick=True) == ["--repeats", "9"]
-    # the room row keeps 15 repeats, whatever was asked, and keeps the other arguments
+    # the room row keeps 15 repeats, whatever was asked, and keeps the other arguments; only
+    # its row with targets runs
     assert module_args("server_room", ["--repeats", "7", "--smoke"], quick=True) == [
         "--smoke",
         "--repeats",
         "15",
+        "--targeted",
     ]
     assert module_args("safety", ["--repeats", "7"], quick=True) == ["--peer", "model"]
     assert module_args("server_room", ["--repeats", "7"], quick=False) == ["--repeats", "7"]
