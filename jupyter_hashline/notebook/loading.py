@@ -28,8 +28,8 @@ import gc
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import islice, takewhile
-from operator import is_, truth
+from itertools import islice, repeat, takewhile
+from operator import add, is_, truth
 from typing import Any
 
 import nbformat
@@ -293,8 +293,8 @@ def splice_views(previous: LoadedNotebook, loaded: LoadedNotebook) -> None:
     loaded._projection = text[:start] + middle + text[end:]
     loaded._starts = [
         *starts[:head],
-        *(start + at for at in middle_starts),
-        *(at + shift for at in starts[len(old) - tail :]),
+        *map(add, middle_starts, repeat(start)),
+        *map(add, starts[len(old) - tail :], repeat(shift)),
     ]
 
 
@@ -303,39 +303,79 @@ def _splice_middle(
 ) -> tuple[str, list[int]]:
     """The projection of `loaded`'s cells `first..stop-1` and its marker offsets: runs of cells
     `previous` showed the same way (same object, same id, in order) as slices of its text, the
-    other cells projected."""
+    other cells projected.
+
+    A cell is looked for first where the run before it leaves off (cells kept in place, or
+    shifted alike by cells inserted or deleted before them), and a run is measured from there
+    in C; an index of every old cell is made only when a cell is not found there and the next
+    one is not either (not a cell replaced in place). A cell not found is projected, which is
+    never wrong: reuse only saves work."""
     old_cells, cells = previous.nb.get("cells", []), loaded.nb.get("cells", [])
     old_ids, ids = previous.ids.ids, loaded.ids.ids
     text, starts = previous.projection, previous.marker_starts
-    where = {id(cell): n for n, cell in enumerate(old_cells)}
+    where: dict[int, int] | None = None
+
+    def located(index: int, guess: int) -> int | None:
+        nonlocal where
+        if 0 <= guess < len(old_cells) and old_cells[guess] is cells[index]:
+            return guess
+        after, following = guess + 1, index + 1
+        in_place = following < len(cells) and 0 <= after < len(old_cells)
+        if where is None and in_place and old_cells[after] is cells[following]:
+            return None  # replaced in place: the next cell is where it was
+        if where is None:
+            where = {id(cell): n for n, cell in enumerate(old_cells)}
+        return where.get(id(cells[index]))
+
     parts: list[str] = []
     offsets: list[int] = []
-    pos = 0
-    index = first
+    pos, index, shift = 0, first, 0
     while index < stop:
-        found = where.get(id(cells[index]))
+        found = located(index, index + shift)
         if found is None or old_ids[found] != ids[index]:
             run = index + 1
-            while run < stop and where.get(id(cells[run])) is None:
+            while run < stop and located(run, run + shift) is None:
                 run += 1
             piece = project_notebook({"cells": cells[index:run]}, ids[index:run])
             offsets.extend(pos + at for at in marker_starts(piece))
         else:
-            run, last = index + 1, found
-            while (
-                run < stop
-                and where.get(id(cells[run])) == last + 1
-                and old_ids[last + 1] == ids[run]
-            ):
-                run, last = run + 1, last + 1
+            count = _same_run(cells, old_cells, ids, old_ids, index, found, stop)
             begin = starts[found]
-            finish = starts[last + 1] if last + 1 < len(starts) else len(text)
+            finish = starts[found + count] if found + count < len(starts) else len(text)
             piece = text[begin:finish]
-            offsets.extend(pos + at - begin for at in starts[found : last + 1])
+            offsets.extend(map(add, starts[found : found + count], repeat(pos - begin)))
+            run, shift = index + count, found - index
         parts.append(piece)
         pos += len(piece)
         index = run
     return "".join(parts), offsets
+
+
+def _same_run(
+    cells: Sequence[Any],
+    old_cells: Sequence[Any],
+    ids: Sequence[str],
+    old_ids: Sequence[str],
+    index: int,
+    found: int,
+    stop: int,
+) -> int:
+    """How many cells from `cells[index]` (before `stop`) are the very objects from
+    `old_cells[found]` on, in order, shown under the same ids: at least one, since the caller
+    found the first so (the loop over the cells always moves on)."""
+    limit = min(stop - index, len(old_cells) - found)
+    count, step = 1, 32
+    while count < limit:  # blocks of doubling size: the work follows the run, not the notebook
+        end = min(limit, count + step)
+        block = cells[index + count : index + end]
+        same = len(list(takewhile(truth, map(is_, block, old_cells[found + count : found + end]))))
+        count += same
+        if same < len(block):
+            break
+        step *= 2
+    if ids[index : index + count] != old_ids[found : found + count]:
+        count = next(k for k in range(1, count) if ids[index + k] != old_ids[found + k])
+    return count
 
 
 def load_notebook(

@@ -121,16 +121,41 @@ def test_a_spliced_projection_equals_projecting_the_notebook(
     before = load_notebook(serialize_notebook(nb).encode("utf-8"))
     assert before.projection  # projected once, as a read does
     new_nb, _ = changed(nb, data)
-    cells = (
-        [  # cells that did not change stay the very objects they were
-            old if old == new else new
-            for old, new in zip(before.nb["cells"], new_nb["cells"], strict=False)
-        ]
-        + new_nb["cells"][len(before.nb["cells"]) :]
-    )
+    unused = list(before.nb["cells"])
+
+    def kept(cell: dict[str, Any]) -> dict[str, Any]:
+        """An unchanged cell, wherever it moved, is the very object it was (the first equal
+        old cell not taken yet); a changed or new cell is a new object."""
+        for n, old in enumerate(unused):
+            if old == cell:
+                return unused.pop(n)
+        return cell
+
+    cells = [kept(cell) for cell in new_nb["cells"]]
     after = LoadedNotebook(b"", {**new_nb, "cells": cells})
     splice_views(before, after)
     fresh = LoadedNotebook(b"", {**new_nb, "cells": cells})
+    assert after.projection == fresh.projection
+    assert after.marker_starts == fresh.marker_starts
+
+
+def test_a_kept_cell_shown_under_another_id_is_projected_again() -> None:
+    """Deleting the first of two cells with one id makes the copy the first: it is shown as
+    `x` now, not `x-2`, though it is the very object that follows a kept cell (a run of kept
+    cells is checked id by id, not only by its first cell)."""
+    first, other, copy_ = (
+        {"cell_type": "code", "execution_count": None, "id": cid, "metadata": {}, "outputs": [],
+         "source": f"{name} = 1"}
+        for cid, name in (("x", "a"), ("y", "b"), ("x", "c"))
+    )  # fmt: skip
+    nb = {"cells": [first, other, copy_], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    before = LoadedNotebook(b"", nb)
+    assert before.ids.ids == ("x", "y", "x-2")
+    assert before.projection
+    after = LoadedNotebook(b"", {**nb, "cells": [other, copy_]})
+    splice_views(before, after)
+    fresh = LoadedNotebook(b"", {**nb, "cells": [other, copy_]})
+    assert fresh.ids.ids == ("y", "x")
     assert after.projection == fresh.projection
     assert after.marker_starts == fresh.marker_starts
 
