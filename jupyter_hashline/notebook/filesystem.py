@@ -69,7 +69,7 @@ from .incremental.region import merge_edit
 from .incremental.reload import reload_notebook
 from .jupytext_view import check_format, jupytext_text, merge_jupytext
 from .keep import KeptLayout, assemble_kept, check_layout, chosen_layout
-from .loading import LoadedNotebook, load_notebook, paused_gc, splice_views
+from .loading import ANNOTATIONS, LoadedNotebook, load_notebook, paused_gc, splice_views
 from .merge import merge_projection, split_notes
 from .outputs import DEFAULT_MAX_CHARS, cell_outputs, output_summary
 from .projection import cell_source, parse_projection
@@ -91,17 +91,43 @@ def _output_notes(loaded: LoadedNotebook, summaries: CellJsonCache) -> dict[int,
     Summaries are cached by cell identity: cells a write did not change are the same objects.
     A cell's last line is the line above the next cell's marker (the projection's last line
     for the last cell), counted in the projection itself: only the cells with outputs cost
-    anything beyond one pass over the cells."""
+    anything beyond one pass over the cells. A version spliced from one whose notes were made
+    (`LoadedNotebook.take_splice`) keeps the notes of the cells before and after the spliced
+    ones (those after moved by the lines the splice added) and makes only the spliced cells'."""
     cells = loaded.nb.get("cells", [])
-    shown = [index for index, cell in enumerate(cells) if cell.get("outputs")]
-    if not shown:
-        return {}
+    splice = loaded.take_splice()
     text, starts = loaded.projection, loaded.marker_starts
     if len(starts) != len(cells):  # not one marker per cell: count the sources instead
         return _output_notes_by_sources(cells, summaries)
+    if splice is None or splice.annotations is None:
+        return _cell_notes(cells, range(len(cells)), text, starts, summaries, (1, 0))
+    before, start = splice.annotations, splice.start
+    first = 1 + text.count("\n", 0, start)  # the line the spliced cells start on
+    after = first + splice.old_lines  # in the old text, the line the cells after them started on
+    shift = splice.new_lines - splice.old_lines
+    spliced = range(splice.head, len(cells) - splice.tail)
+    notes = {line: note for line, note in before.items() if line < first}
+    notes.update(_cell_notes(cells, spliced, text, starts, summaries, (first, start)))
+    notes.update({line + shift: note for line, note in before.items() if line >= after})
+    return notes
+
+
+def _cell_notes(
+    cells: Sequence[Any],
+    indices: range,
+    text: str,
+    starts: Sequence[int],
+    summaries: CellJsonCache,
+    origin: tuple[int, int],
+) -> dict[int, tuple[str, ...]]:
+    """The notes of cells `indices` (a run), lines counted from `origin`: (the line number at
+    that offset, the offset), at or before the run's first marker."""
+    shown = [index for index in indices if cells[index].get("outputs")]
+    if not shown:
+        return {}
     known = summaries.get_many(cells[index] for index in shown)
     notes: dict[int, tuple[str, ...]] = {}
-    line, counted = 1, 0  # line numbers of `text` up to offset `counted`
+    line, counted = origin  # line numbers of `text` up to offset `counted`
     for index, summary in zip(shown, known, strict=True):
         end = starts[index + 1] if index + 1 < len(starts) else len(text)
         line += text.count("\n", counted, end)
@@ -256,7 +282,7 @@ class NotebookFilesystem(Filesystem):
         loaded = self._loaded_now(path, raw, text)
         view = self._view(loaded)
         if self.hashline:
-            loaded.view("annotations", lambda nb, _: _output_notes(loaded, self._summaries))
+            loaded.view(ANNOTATIONS, lambda nb, _: _output_notes(loaded, self._summaries))
         return view
 
     def _plan_write(
@@ -358,7 +384,7 @@ class NotebookFilesystem(Filesystem):
         if loaded is None or not self.hashline:
             return {}
         notes: Mapping[int, tuple[str, ...]] = loaded.view(
-            "annotations", lambda nb, _: _output_notes(loaded, self._summaries)
+            ANNOTATIONS, lambda nb, _: _output_notes(loaded, self._summaries)
         )
         return notes
 
@@ -504,8 +530,12 @@ class NotebookFilesystem(Filesystem):
 
     def _landed(self, path: str, written: LoadedNotebook, landed: bytes) -> LoadedNotebook:
         """Remember what a write landed (the storage may have changed it: believe the storage)
-        as the notebook this call now has."""
+        as the notebook this call now has. Its output notes are made now when that costs only
+        the cells the write changed (spliced from a version whose notes were made), so the
+        version after a person's next save can splice them too."""
         loaded = written if landed == written.raw else load_notebook(landed, path)
+        if self.hashline and loaded.splices_annotations():
+            loaded.view(ANNOTATIONS, lambda nb, _: _output_notes(loaded, self._summaries))
         memo = scope_memo()
         if memo is not None:
             memo[("notebook", self, path)] = loaded

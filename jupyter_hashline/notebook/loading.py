@@ -141,6 +141,7 @@ class LoadedNotebook:
         "_kept",
         "_layout",
         "_projection",
+        "_splice",
         "_starts",
         "_top",
         "_views",
@@ -177,6 +178,7 @@ class LoadedNotebook:
         self._starts: list[int] | None = None
         self._ids: DisplayIds | None = None
         self._views: dict[str, Any] = {}
+        self._splice: Splice | None = None
 
     @property
     def projection(self) -> str:
@@ -269,6 +271,38 @@ class LoadedNotebook:
                 self._views[fmt] = render(self.nb, fmt)
         return self._views[fmt]
 
+    def splices_annotations(self) -> bool:
+        """Whether this version was spliced from one whose `ANNOTATIONS` view was made (then
+        making its own costs only the spliced cells)."""
+        return self._splice is not None and self._splice.annotations is not None
+
+    def take_splice(self) -> Splice | None:
+        """How `splice_views` made this version's projection, once (then forgotten: it holds
+        the version before's annotations), or None when it was not spliced."""
+        splice, self._splice = self._splice, None
+        return splice
+
+
+ANNOTATIONS = "annotations"
+"""The view of a loaded notebook holding its output summaries by projection line (filesystem.py
+renders it; `splice_views` carries the last version's to the next, see `Splice`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Splice:
+    """How `splice_views` made a version's projection from the one before: its first `head`
+    and last `tail` cells are the old ones, shown as before; the text of the cells between
+    starts at offset `start` in both texts and has `old_lines` lines before, `new_lines` now.
+    `annotations`: the old version's `ANNOTATIONS` view when it was computed (None: it was
+    not), so the new one's can reuse its notes of the kept cells."""
+
+    annotations: Mapping[int, Any] | None
+    head: int
+    tail: int
+    start: int
+    old_lines: int
+    new_lines: int
+
 
 def splice_views(previous: LoadedNotebook, loaded: LoadedNotebook) -> None:
     """Give `loaded` its projection from `previous`'s, re-projecting only the cells it does not
@@ -291,6 +325,9 @@ def splice_views(previous: LoadedNotebook, loaded: LoadedNotebook) -> None:
         middle, middle_starts = _splice_middle(previous, loaded, head, len(new) - tail)
     shift = len(middle) - (end - start)
     loaded._projection = text[:start] + middle + text[end:]
+    old_lines, new_lines = text.count("\n", start, end), middle.count("\n")
+    before = previous._views.get(ANNOTATIONS)
+    loaded._splice = Splice(before, head, tail, start, old_lines, new_lines)
     loaded._starts = [
         *starts[:head],
         *map(add, middle_starts, repeat(start)),

@@ -14,17 +14,23 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
-from hypothesis import given, settings
+import pytest
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from testkit.nb_strategies import notebooks, sources
 
 from jupyter_hashline.hashline.disk import DiskFilesystem
 from jupyter_hashline.hashline.memory_store import InMemorySnapshotStore
 from jupyter_hashline.hashline.patcher import Patcher
-from jupyter_hashline.notebook import NotebookFilesystem, load_notebook, serialize_notebook
+from jupyter_hashline.notebook import (
+    NotebookFilesystem,
+    filesystem,
+    load_notebook,
+    serialize_notebook,
+)
 from jupyter_hashline.notebook.incremental.reload import reload_notebook
-from jupyter_hashline.notebook.loading import LoadedNotebook, splice_views
-from jupyter_hashline.notebook.serialize import cell_json
+from jupyter_hashline.notebook.loading import ANNOTATIONS, LoadedNotebook, splice_views
+from jupyter_hashline.notebook.serialize import CellJsonCache, cell_json
 from jupyter_hashline.notebook.validation import known_problem
 from jupyter_hashline.notebook.validity import SCHEMA_VIEW, current_problem
 
@@ -113,6 +119,20 @@ def test_reloading_by_what_changed_equals_loading_the_whole_file(
         assert_exact_layout(again)
 
 
+def kept_cells(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`new`, with every unchanged cell, wherever it moved, the very object it was (the first
+    equal old cell not taken yet), as a reload keeps them; changed and new cells new objects."""
+    unused = list(old)
+
+    def kept(cell: dict[str, Any]) -> dict[str, Any]:
+        for n, was in enumerate(unused):
+            if was == cell:
+                return unused.pop(n)
+        return cell
+
+    return [kept(cell) for cell in new]
+
+
 @settings(max_examples=200, deadline=None)
 @given(notebooks(min_cells=1), st.data())
 def test_a_spliced_projection_equals_projecting_the_notebook(
@@ -121,22 +141,62 @@ def test_a_spliced_projection_equals_projecting_the_notebook(
     before = load_notebook(serialize_notebook(nb).encode("utf-8"))
     assert before.projection  # projected once, as a read does
     new_nb, _ = changed(nb, data)
-    unused = list(before.nb["cells"])
-
-    def kept(cell: dict[str, Any]) -> dict[str, Any]:
-        """An unchanged cell, wherever it moved, is the very object it was (the first equal
-        old cell not taken yet); a changed or new cell is a new object."""
-        for n, old in enumerate(unused):
-            if old == cell:
-                return unused.pop(n)
-        return cell
-
-    cells = [kept(cell) for cell in new_nb["cells"]]
+    cells = kept_cells(before.nb["cells"], new_nb["cells"])
     after = LoadedNotebook(b"", {**new_nb, "cells": cells})
     splice_views(before, after)
     fresh = LoadedNotebook(b"", {**new_nb, "cells": cells})
     assert after.projection == fresh.projection
     assert after.marker_starts == fresh.marker_starts
+
+
+@settings(max_examples=300, deadline=None)
+@given(notebooks(min_cells=1), st.data())
+def test_spliced_output_notes_equal_the_notes_made_whole(
+    nb: dict[str, Any], data: st.DataObject
+) -> None:
+    """A version spliced from one whose output notes were made keeps their notes of the cells
+    it kept (moved by the lines the splice added) and makes only the others': the same notes
+    as making them all (`splice` counts how many examples took that path)."""
+    before = load_notebook(serialize_notebook(nb).encode("utf-8"))
+    summaries = CellJsonCache()
+    before.view(ANNOTATIONS, lambda *_: filesystem._output_notes(before, summaries))
+    new_nb, _ = changed(nb, data)
+    cells = kept_cells(before.nb["cells"], new_nb["cells"])
+    after = LoadedNotebook(b"", {**new_nb, "cells": cells})
+    splice_views(before, after)
+    event(f"spliced: {after._splice is not None}")
+    got = filesystem._output_notes(after, summaries)
+    assert after.take_splice() is None  # taken once
+    fresh = LoadedNotebook(b"", after.nb)
+    assert got == filesystem._output_notes(fresh, CellJsonCache())
+
+
+def test_spliced_output_notes_make_only_the_changed_cells_notes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """After one cell of 300 changed, the notes of that cell alone are made; the rest are the
+    last version's (those after it one line lower: the changed cell gained a line)."""
+    nb = many_cells(300)
+    before = load_notebook(serialize_notebook(nb).encode("utf-8"))
+    summaries = CellJsonCache()
+    before.view(ANNOTATIONS, lambda *_: filesystem._output_notes(before, summaries))
+    cells = list(before.nb["cells"])
+    cells[150] = {**cells[150], "source": cells[150]["source"] + "\nmore = 1"}
+    after = LoadedNotebook(b"", {**before.nb, "cells": cells})
+    splice_views(before, after)
+    made: list[range] = []
+    whole = filesystem._cell_notes
+
+    def counting(cells: Any, indices: range, *rest: Any) -> Any:
+        made.append(indices)
+        return whole(cells, indices, *rest)
+
+    monkeypatch.setattr(filesystem, "_cell_notes", counting)
+    got = filesystem._output_notes(after, summaries)
+    assert made == [range(150, 151)]
+    monkeypatch.setattr(filesystem, "_cell_notes", whole)
+    assert got == filesystem._output_notes(LoadedNotebook(b"", after.nb), CellJsonCache())
+    assert len(got) == 300
 
 
 def test_a_kept_cell_shown_under_another_id_is_projected_again() -> None:
