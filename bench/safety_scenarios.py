@@ -112,7 +112,7 @@ class TCell:
         return "\n".join(text for text, _ in self.lines)
 
     def clone(self) -> TCell:
-        return TCell(json_copy(self.fields), list(self.lines), self.origin, self.tag)
+        return TCell(copy.deepcopy(self.fields), list(self.lines), self.origin, self.tag)
 
 
 @dataclass
@@ -124,13 +124,13 @@ class Tracked:
     def of(cls, nb: Notebook) -> Tracked:
         cells = []
         for index, cell in enumerate(nb["cells"]):
-            fields = {k: json_copy(v) for k, v in cell.items() if k != "source"}
+            fields = {k: copy.deepcopy(v) for k, v in cell.items() if k != "source"}
             rows = source_of(cell).split("\n")
             cells.append(TCell(fields, [(t, (index, k)) for k, t in enumerate(rows)], index))
-        return cls({k: json_copy(v) for k, v in nb.items() if k != "cells"}, cells)
+        return cls({k: copy.deepcopy(v) for k, v in nb.items() if k != "cells"}, cells)
 
     def clone(self) -> Tracked:
-        return Tracked(json_copy(self.top), [c.clone() for c in self.cells])
+        return Tracked(copy.deepcopy(self.top), [c.clone() for c in self.cells])
 
     def find(self, origin: int) -> int | None:
         found = [n for n, c in enumerate(self.cells) if c.origin == origin]
@@ -138,7 +138,7 @@ class Tracked:
 
     def notebook(self) -> Notebook:
         cells = [{**c.fields, "source": c.source} for c in self.cells]
-        return {**json_copy(self.top), "cells": cells}
+        return {**copy.deepcopy(self.top), "cells": cells}
 
 
 def source_of(cell: dict[str, Any]) -> str:
@@ -151,19 +151,6 @@ def dump(nb: Notebook) -> str:
     would renumber a pasted copy's id). `from_dict` copies every dict and list: `nb` is
     never changed."""
     return str(nbjson.writes(nbformat.from_dict(nb))) + "\n"
-
-
-def json_copy(value: Any) -> Any:
-    """A copy of parsed JSON (plain dicts, lists and immutable leaves), as `copy.deepcopy`
-    makes it but several times faster: no memo, since parsed JSON shares no containers.
-    Anything else (a `NotebookNode`, a tuple) is left to `copy.deepcopy`."""
-    if type(value) is dict:
-        return {key: json_copy(item) for key, item in value.items()}
-    if type(value) is list:
-        return [json_copy(item) for item in value]
-    if value is None or type(value) in (str, int, float, bool):
-        return value
-    return copy.deepcopy(value)
 
 
 def is_legacy(nb: Notebook) -> bool:

@@ -99,7 +99,7 @@ def _output_notes(loaded: LoadedNotebook, summaries: CellJsonCache) -> dict[int,
     text, starts = loaded.projection, loaded.marker_starts
     if len(starts) != len(cells):  # not one marker per cell: count the sources instead
         return _output_notes_by_sources(cells, summaries)
-    if splice is None or splice.annotations is None:
+    if splice is None:
         return _cell_notes(cells, range(len(cells)), text, starts, summaries, (1, 0))
     before, start = splice.annotations, splice.start
     first = 1 + text.count("\n", 0, start)  # the line the spliced cells start on

@@ -274,11 +274,11 @@ class LoadedNotebook:
     def splices_annotations(self) -> bool:
         """Whether this version was spliced from one whose `ANNOTATIONS` view was made (then
         making its own costs only the spliced cells)."""
-        return self._splice is not None and self._splice.annotations is not None
+        return self._splice is not None
 
     def take_splice(self) -> Splice | None:
-        """How `splice_views` made this version's projection, once (then forgotten: it holds
-        the version before's annotations), or None when it was not spliced."""
+        """How `splice_views` made this version's projection from one whose `ANNOTATIONS` view
+        was made, once (then forgotten: it holds that view), else None."""
         splice, self._splice = self._splice, None
         return splice
 
@@ -293,10 +293,10 @@ class Splice:
     """How `splice_views` made a version's projection from the one before: its first `head`
     and last `tail` cells are the old ones, shown as before; the text of the cells between
     starts at offset `start` in both texts and has `old_lines` lines before, `new_lines` now.
-    `annotations`: the old version's `ANNOTATIONS` view when it was computed (None: it was
-    not), so the new one's can reuse its notes of the kept cells."""
+    `annotations`: the old version's `ANNOTATIONS` view, so the new one's can reuse its notes
+    of the kept cells (kept only when the old version's was made)."""
 
-    annotations: Mapping[int, Any] | None
+    annotations: Mapping[int, Any]
     head: int
     tail: int
     start: int
@@ -325,9 +325,10 @@ def splice_views(previous: LoadedNotebook, loaded: LoadedNotebook) -> None:
         middle, middle_starts = _splice_middle(previous, loaded, head, len(new) - tail)
     shift = len(middle) - (end - start)
     loaded._projection = text[:start] + middle + text[end:]
-    old_lines, new_lines = text.count("\n", start, end), middle.count("\n")
     before = previous._views.get(ANNOTATIONS)
-    loaded._splice = Splice(before, head, tail, start, old_lines, new_lines)
+    if before is not None:
+        lines = text.count("\n", start, end), middle.count("\n")
+        loaded._splice = Splice(before, head, tail, start, *lines)
     loaded._starts = [
         *starts[:head],
         *map(add, middle_starts, repeat(start)),

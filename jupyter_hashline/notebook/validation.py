@@ -28,7 +28,6 @@ from nbformat.validator import ValidationError, better_validation_error, get_val
 from .ids import display_ids, is_legacy
 
 Where = tuple[Any, ...]
-_UNKNOWN = object()
 
 
 def notebook_problem(nb: Mapping[str, Any]) -> str | None:
@@ -138,13 +137,14 @@ _OUTPUT_KEYS = {
 }
 
 
-def known_problem(nb: Mapping[str, Any], top: str | object | None = _UNKNOWN) -> str | None:
+def known_problem(nb: Mapping[str, Any]) -> str | None:
     """The notebook's first schema problem (as `notebook_problem` words it), or None; the
-    whole-notebook schema runs only when the screen doubts a cell (module docstring). `top`:
-    its `top_level_problem`, when the caller knows it already."""
-    found = top_level_problem(nb) if top is _UNKNOWN else top
-    if found is not None:
-        return str(found)
+    whole-notebook schema runs only when the screen doubts a cell (module docstring)."""
+    return top_level_problem(nb) or cells_known_problem(nb)
+
+
+def cells_known_problem(nb: Mapping[str, Any]) -> str | None:
+    """`known_problem` of a notebook whose top level is known valid (its cells, screened)."""
     if all(map(_looks_valid, nb.get("cells", []))) and _ids_ok(nb):
         return None
     return notebook_problem(nb)

@@ -27,6 +27,7 @@ from .ids import display_ids
 from .incremental.cellmatch import CellMatch
 from .loading import LoadedNotebook
 from .validation import (
+    cells_known_problem,
     cells_pass_screen,
     cells_problem,
     known_problem,
@@ -44,7 +45,7 @@ _UNKNOWN = object()
 def current_problem(loaded: LoadedNotebook) -> str | None:
     """The schema problem of a loaded notebook, or None (found once per version)."""
     found: str | None = loaded.view(
-        SCHEMA_VIEW, lambda nb, _: known_problem(nb, loaded.top_level_problem())
+        SCHEMA_VIEW, lambda nb, _: loaded.top_level_problem() or cells_known_problem(nb)
     )
     return found
 

@@ -14,6 +14,7 @@ from jupyter_hashline.hashline.memory_store import InMemorySnapshotStore
 from jupyter_hashline.hashline.patcher import Patcher
 from jupyter_hashline.notebook import InvalidNotebookError, NotebookFilesystem, load_notebook
 from jupyter_hashline.notebook.validation import known_problem, notebook_problem
+from jupyter_hashline.notebook.validity import current_problem
 
 STILL = "is still not a valid notebook"
 
@@ -44,6 +45,16 @@ def test_the_screen_agrees_with_the_schema() -> None:
     fixed = json.loads(raw)
     del fixed["cells"][0]["outputs"][0]["extra"]
     assert known_problem(load_notebook(json.dumps(fixed)).nb) is None
+
+
+def test_a_versions_problem_counts_its_top_level_as_the_whole_check_does() -> None:
+    """`current_problem` reuses the version's cached top-level check: a top level failing the
+    schema (a kernelspec without its name) is the problem, as `known_problem` finds it."""
+    disk = json.loads(nbformat.writes(nbformat.v4.new_notebook(cells=[])))
+    disk["metadata"]["kernelspec"] = {"display_name": "Python 3"}
+    loaded = load_notebook(json.dumps(disk))
+    assert loaded.top_level_problem() is not None
+    assert current_problem(loaded) == known_problem(loaded.nb) == loaded.top_level_problem()
 
 
 def test_every_write_of_an_invalid_notebook_says_it_is_still_invalid() -> None:
