@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from .edits import Edit, EditOp
 from .errors import AnchorError
-from .text import line_count, split_lines
+from .text import split_lines
 
 _READ_PREFIX = re.compile(r"(\d+):")
 _MAX_ECHO_ROWS = 20
@@ -106,12 +106,33 @@ def apply_edits(
         warnings += echo_warnings
     out, regions, kept = _assemble(lines, edits)
     has_final_newline = not text or text.endswith("\n")
-    new_text = "\n".join(out) + ("\n" if out and has_final_newline else "")
+    new_text = _joined(out, final_newline=has_final_newline)
     changed = new_text != text
     if changed:
         warnings += _unchanged_edit_notes(edits, lines)
-    lines = out if len(out) == line_count(new_text) else split_lines(new_text)
+    lines = out if _rows_are_lines(out, edits, has_final_newline) else split_lines(new_text)
     return AppliedEdits(new_text, changed, tuple(warnings), regions, kept, len(out), lines)
+
+
+def _joined(out: list[str], *, final_newline: bool) -> str:
+    """`out` joined by newlines, with one after the last row if `final_newline`: joined with
+    an empty row appended for a while, so the whole text is not copied again to add it."""
+    if not (out and final_newline):
+        return "\n".join(out)
+    out.append("")
+    try:
+        return "\n".join(out)
+    finally:
+        out.pop()
+
+
+def _rows_are_lines(out: Sequence[str], edits: Sequence[Edit], final_newline: bool) -> bool:
+    """Whether `out` is `split_lines` of its joined text, checked on the edits' rows alone
+    (copied lines came from `split_lines`): no row holds a newline, and an empty last row
+    cannot vanish because the text has no final newline to end it."""
+    if any("\n" in row for edit in edits for row in edit.lines):
+        return False
+    return final_newline or not out or out[-1] != ""
 
 
 def _run_start(run: tuple[int, int, int]) -> int:

@@ -259,3 +259,17 @@ def test_regions_first_changed_line_and_line_map() -> None:
     assert applied.regions == ((1, 1), (4, 3), (5, 6))
     assert applied.first_changed_line == 1
     assert [applied.map_line(n) for n in range(1, 6)] == [2, 3, None, 4, 7]
+
+
+def test_lines_are_the_new_texts_lines_when_a_row_holds_a_newline() -> None:
+    """A computed edit may carry a newline inside a row: `lines` then come from the text,
+    never from the rows as given (the rows alone are checked, not the whole text)."""
+    applied = apply_edits(TEXT, [Edit.replace(2, 2, ["a\nb"])])
+    assert applied.text == "one\na\nb\nthree\nfour\nfive\n"
+    assert list(applied.lines) == ["one", "a", "b", "three", "four", "five"]
+
+
+def test_an_empty_last_row_without_a_final_newline_is_no_line() -> None:
+    applied = apply_edits("x\ny", [Edit.replace(2, 2, [""])])
+    assert applied.text == "x\n"
+    assert list(applied.lines) == ["x"]
