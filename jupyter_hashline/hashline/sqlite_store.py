@@ -9,6 +9,10 @@ Invariants (on top of the `SnapshotStore` contract in store.py):
 - Texts and paths are stored as UTF-8 BLOBs with `surrogatepass`, so every Python `str`
   (lone surrogates from undecodable file names included) round-trips exactly. Dedup compares
   the full text (a SHA-256 column only narrows the search).
+- A new version of at least `delta_min_bytes` is stored as a delta against the path's newest
+  version when this store knows that version's bytes (it recorded or read it) and the two
+  share most of their bytes (sqlite_deltas.py): a one-cell edit of a 5 MB notebook writes that
+  cell, not 5 MB. A version dropped from the ring stays, hidden, while a kept delta needs it.
 - Thread-safe: one connection guarded by a lock; every write is one `BEGIN IMMEDIATE`
   transaction, so other processes see all of it or none of it. WAL mode lets readers in other
   processes proceed while one writes.
@@ -20,7 +24,8 @@ Invariants (on top of the `SnapshotStore` contract in store.py):
   outrun it (the WAL file past `_BEHIND_FACTOR` thresholds), the writer waits for it and
   checkpoints the whole WAL away itself, as SQLite would: the WAL stays bounded at any load.
 - Seen lines are kept per (version, agent, line). A version-1 file (seen lines without agents)
-  is migrated in place, in one transaction, its seen lines credited to the default agent.
+  is migrated in place, in one transaction, its seen lines credited to the default agent; a
+  version-2 file (every version whole) gets the delta columns the same way, its versions whole.
 - The schema is versioned with `PRAGMA user_version`. A file that is not a usable store
   (garbage, corruption, a foreign or newer schema) is moved aside to `<name>.corrupt-<ms>`
   (with its `-wal`/`-shm` companions), a warning is logged, and a fresh store starts;
@@ -41,14 +46,16 @@ from typing import Any, TypeVar
 
 from .errors import StoreBusyError
 from .memory_store import Clock, wall_clock_ms
+from .sqlite_deltas import MAX_DEPTH, BlobCache, Delta, bytes_of, plan_delta
 from .store import DEFAULT_AGENT, Snapshot
 from .text import section_tag
 
 __all__ = ["SCHEMA_VERSION", "SqliteSnapshotStore"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 MEMORY = ":memory:"
 CHECKPOINT_BYTES = 4 * 1024 * 1024
+DELTA_MIN_BYTES = 16 * 1024  # a smaller text is stored whole: a delta would cost a query more
 _WRITE_OVERHEAD = 4096  # a transaction writes at least a page or so besides its blobs
 _CATCH_UP_PASSES = 8
 _BEHIND_FACTOR = 4
@@ -67,11 +74,17 @@ CREATE TABLE versions (
     text_sha256 BLOB NOT NULL,
     tag TEXT NOT NULL,
     recorded_at_ms INTEGER NOT NULL,
-    seq INTEGER NOT NULL
+    seq INTEGER NOT NULL,
+    base_id INTEGER REFERENCES versions (id),
+    prefix INTEGER NOT NULL DEFAULT 0,
+    suffix INTEGER NOT NULL DEFAULT 0,
+    depth INTEGER NOT NULL DEFAULT 0,
+    hidden INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX versions_by_path ON versions (path, seq);
 CREATE INDEX versions_by_tag ON versions (path, tag, seq);
 CREATE INDEX versions_by_text ON versions (path, text_sha256);
+CREATE INDEX versions_by_base ON versions (base_id);
 CREATE TABLE seen (
     version_id INTEGER NOT NULL REFERENCES versions (id) ON DELETE CASCADE,
     agent BLOB NOT NULL,
@@ -91,6 +104,27 @@ DROP TABLE seen;
 ALTER TABLE seen_v2 RENAME TO seen;
 PRAGMA user_version = 2
 """
+_MIGRATE_FROM_2 = """
+ALTER TABLE versions ADD COLUMN base_id INTEGER REFERENCES versions (id);
+ALTER TABLE versions ADD COLUMN prefix INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE versions ADD COLUMN suffix INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE versions ADD COLUMN depth INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE versions ADD COLUMN hidden INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX versions_by_base ON versions (base_id);
+PRAGMA user_version = 3
+"""
+_MIGRATIONS = ((1, _MIGRATE_FROM_1), (2, _MIGRATE_FROM_2))  # version-1 seen lines get agents;
+# version-2 versions may be deltas
+_DROP_UNNEEDED = """
+WITH RECURSIVE needed (id) AS (
+    SELECT base_id FROM versions WHERE path = ? AND hidden = 0 AND base_id IS NOT NULL
+    UNION
+    SELECT v.base_id FROM versions AS v JOIN needed ON v.id = needed.id
+    WHERE v.base_id IS NOT NULL
+)
+DELETE FROM versions WHERE path = ? AND hidden = 1 AND id NOT IN (SELECT id FROM needed)
+"""
+_ROW = "id, tag, recorded_at_ms, text_sha256, base_id, text"
 _TABLES = frozenset({"counters", "paths", "versions", "seen"})
 
 _BUSY_CODES = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED
@@ -144,12 +178,14 @@ class SqliteSnapshotStore:
         max_paths: int = 512,
         busy_timeout_s: float = 5.0,
         checkpoint_bytes: int = CHECKPOINT_BYTES,
+        delta_min_bytes: int = DELTA_MIN_BYTES,
     ) -> None:
         self.path = Path(path) if str(path) != MEMORY else None
         self.max_versions_per_path = _positive("max_versions_per_path", max_versions_per_path)
         self.max_paths = _positive("max_paths", max_paths)
         self.busy_timeout_s = busy_timeout_s
         self.checkpoint_bytes = _positive("checkpoint_bytes", checkpoint_bytes)
+        self.delta_min_bytes = delta_min_bytes
         self._unchecked = 0  # bytes written since the last checkpoint was started
         self._checkpointer: threading.Thread | None = None
         self._checkpoints_idle = threading.Condition()
@@ -158,6 +194,7 @@ class SqliteSnapshotStore:
         self.recovery_reason: str | None = None
         self._clock: Clock = clock or wall_clock_ms
         self._lock = threading.RLock()
+        self._blobs = BlobCache()  # under the lock
         self._conn = self._open()
 
     def __repr__(self) -> str:
@@ -192,17 +229,17 @@ class SqliteSnapshotStore:
 
     def by_hash(self, path: str, tag: str) -> Snapshot | None:
         sql = (
-            "SELECT text, tag, recorded_at_ms FROM versions WHERE path = ? AND tag = ?"
+            f"SELECT {_ROW} FROM versions WHERE path = ? AND tag = ? AND hidden = 0"
             " ORDER BY seq DESC LIMIT 1"
         )
-        rows = self._read(sql, (_encode(path), tag))
-        return Snapshot(path, _decode(rows[0][0]), rows[0][1], rows[0][2]) if rows else None
+        found = self._snapshots(path, sql, (_encode(path), tag))
+        return found[0] if found else None
 
     def seen_lines(self, path: str, tag: str, agent: str | None = None) -> frozenset[int]:
         """Lines shown to `agent` (None: anyone) of the newest version of `path` with `tag`."""
         sql = (
             "SELECT line FROM seen WHERE version_id = (SELECT id FROM versions"
-            " WHERE path = ? AND tag = ? ORDER BY seq DESC LIMIT 1)"
+            " WHERE path = ? AND tag = ? AND hidden = 0 ORDER BY seq DESC LIMIT 1)"
         )
         params: tuple[object, ...] = (_encode(path), tag)
         if agent is not None:
@@ -222,28 +259,56 @@ class SqliteSnapshotStore:
         key, blob, now = _encode(path), _encode(full_text), self._clock()
         digest = hashlib.sha256(blob).digest()
 
+        stored = [len(blob)]
+
         def write(conn: sqlite3.Connection) -> None:
             seq = self._touch(conn, key)
-            found = conn.execute(
-                "SELECT id FROM versions WHERE path = ? AND text_sha256 = ? AND text = ?",
-                (key, digest, blob),
-            ).fetchone()
-            if found:
-                conn.execute(
-                    "UPDATE versions SET seq = ?, recorded_at_ms = ? WHERE id = ?",
-                    (seq, now, found[0]),
-                )
-                return
-            conn.execute(
-                "INSERT INTO versions (path, text, text_sha256, tag, recorded_at_ms, seq)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (key, blob, digest, tag, now, seq),
+            same = conn.execute(
+                "SELECT id FROM versions WHERE path = ? AND text_sha256 = ? AND hidden = 0",
+                (key, digest),
+            ).fetchall()
+            for (version_id,) in same:
+                if self._bytes(conn, version_id, digest, {}) == blob:
+                    conn.execute(
+                        "UPDATE versions SET seq = ?, recorded_at_ms = ? WHERE id = ?",
+                        (seq, now, version_id),
+                    )
+                    self._blobs.put(version_id, digest, blob)
+                    stored[0] = 0
+                    return
+            base_id, delta, depth = self._delta(conn, key, blob)
+            middle = blob if delta is None else delta.middle
+            cursor = conn.execute(
+                "INSERT INTO versions (path, text, text_sha256, tag, recorded_at_ms, seq,"
+                " base_id, prefix, suffix, depth) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (key, middle, digest, tag, now, seq, base_id, *_lengths(delta), depth),
             )
+            assert cursor.lastrowid is not None
+            self._blobs.put(cursor.lastrowid, digest, blob)
+            stored[0] = len(middle)
             self._trim_versions(conn, key)
             self._evict_paths(conn)
 
-        self._write(write, len(blob))
+        self._write(write, lambda: stored[0])
         return tag
+
+    def _delta(
+        self, conn: sqlite3.Connection, key: bytes, blob: bytes
+    ) -> tuple[int | None, Delta | None, int]:
+        """(base id, delta, depth) of `blob` against the path's newest version, when its bytes
+        are known here and a delta pays; (None, None, 0): store it whole."""
+        if len(blob) < self.delta_min_bytes:
+            return None, None, 0
+        head = conn.execute(
+            "SELECT id, text_sha256, depth FROM versions WHERE path = ? AND hidden = 0"
+            " ORDER BY seq DESC LIMIT 1",
+            (key,),
+        ).fetchone()
+        if head is None or head[2] >= MAX_DEPTH:
+            return None, None, 0
+        base = self._blobs.get(head[0], head[1])
+        delta = None if base is None else plan_delta(base, blob)
+        return (None, None, 0) if delta is None else (head[0], delta, head[2] + 1)
 
     def record_seen_lines(
         self, path: str, tag: str, lines: Iterable[int], agent: str = DEFAULT_AGENT
@@ -255,7 +320,8 @@ class SqliteSnapshotStore:
 
         def write(conn: sqlite3.Connection) -> None:
             found = conn.execute(
-                "SELECT id FROM versions WHERE path = ? AND tag = ? ORDER BY seq DESC LIMIT 1",
+                "SELECT id FROM versions WHERE path = ? AND tag = ? AND hidden = 0"
+                " ORDER BY seq DESC LIMIT 1",
                 (key, tag),
             ).fetchone()
             if found is None:
@@ -275,6 +341,8 @@ class SqliteSnapshotStore:
     def clear(self) -> None:
         """Forget everything (the file and its schema stay)."""
         self._write(lambda conn: conn.execute("DELETE FROM paths"))
+        with self._lock:
+            self._blobs.clear()
 
     # -- statements (caller is inside a write transaction) -------------------------------------
 
@@ -289,11 +357,18 @@ class SqliteSnapshotStore:
         return seq
 
     def _trim_versions(self, conn: sqlite3.Connection, key: bytes) -> None:
-        conn.execute(
-            "DELETE FROM versions WHERE path = ? AND id NOT IN"
-            " (SELECT id FROM versions WHERE path = ? ORDER BY seq DESC LIMIT ?)",
-            (key, key, self.max_versions_per_path),
-        )
+        """Versions past the ring are gone for every reader (with their seen lines); their rows
+        stay, hidden, while a kept version is stored as a delta that leads through them."""
+        rows = conn.execute(
+            "SELECT id FROM versions WHERE path = ? AND hidden = 0 ORDER BY seq DESC"
+            " LIMIT -1 OFFSET ?",
+            (key, self.max_versions_per_path),
+        ).fetchall()
+        if not rows:
+            return
+        conn.executemany("UPDATE versions SET hidden = 1 WHERE id = ?", rows)
+        conn.executemany("DELETE FROM seen WHERE version_id = ?", rows)
+        conn.execute(_DROP_UNNEEDED, (key, key))
 
     def _evict_paths(self, conn: sqlite3.Connection) -> None:
         conn.execute(
@@ -303,12 +378,32 @@ class SqliteSnapshotStore:
         )
 
     def _history(self, path: str, limit: int) -> list[Snapshot]:
-        sql = (
-            "SELECT text, tag, recorded_at_ms FROM versions WHERE path = ?"
-            " ORDER BY seq DESC LIMIT ?"
-        )
-        rows = self._read(sql, (_encode(path), limit))
-        return [Snapshot(path, _decode(text), tag, at) for text, tag, at in rows]
+        sql = f"SELECT {_ROW} FROM versions WHERE path = ? AND hidden = 0 ORDER BY seq DESC LIMIT ?"
+        return self._snapshots(path, sql, (_encode(path), limit))
+
+    def _snapshots(self, path: str, sql: str, params: tuple[object, ...]) -> list[Snapshot]:
+        """The versions `sql` selects (`_ROW` columns), their bytes made whole, in one read."""
+
+        def run(conn: sqlite3.Connection) -> list[Snapshot]:
+            made: dict[int, bytes] = {}
+            found = []
+            for version_id, tag, at, digest, base_id, text in conn.execute(sql, params).fetchall():
+                blob = text if base_id is None else self._bytes(conn, version_id, digest, made)
+                made[version_id] = blob
+                self._blobs.put(version_id, digest, blob)
+                found.append(Snapshot(path, _decode(blob), tag, at))
+            return found
+
+        return self._run(run)
+
+    def _bytes(
+        self, conn: sqlite3.Connection, version_id: int, digest: bytes, made: dict[int, bytes]
+    ) -> bytes:
+        """A version's whole bytes: made in this read, cached, or followed through its bases."""
+        known = made.get(version_id)
+        if known is None:
+            known = self._blobs.get(version_id, digest)
+        return known if known is not None else bytes_of(conn, version_id)
 
     # -- running statements: locking, busy and corruption handling -----------------------------
 
@@ -318,8 +413,11 @@ class SqliteSnapshotStore:
 
         return self._run(run)
 
-    def _write(self, work: Callable[[sqlite3.Connection], object], size: int = 0) -> None:
-        """Run `work` in one transaction; `size`: about how many bytes it adds to the WAL."""
+    def _write(
+        self, work: Callable[[sqlite3.Connection], object], size: int | Callable[[], int] = 0
+    ) -> None:
+        """Run `work` in one transaction; `size`: about how many bytes it adds to the WAL (or
+        what says so once `work` ran)."""
 
         def run(conn: sqlite3.Connection) -> None:
             conn.execute("BEGIN IMMEDIATE")
@@ -331,7 +429,7 @@ class SqliteSnapshotStore:
             conn.commit()
 
         self._run(run)
-        self._written(size + _WRITE_OVERHEAD)
+        self._written((size() if callable(size) else size) + _WRITE_OVERHEAD)
 
     def _run(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
         """Run `operation` under the lock; recover once if the file turned out corrupt."""
@@ -490,9 +588,10 @@ def _prepare(conn: sqlite3.Connection) -> None:
         version, tables = _schema_state(conn)
     if version > SCHEMA_VERSION:
         raise _UnusableStore(f"schema version {version} is newer than {SCHEMA_VERSION}")
-    if version == 1 and _TABLES.issubset(tables):
-        _migrate_from_1(conn)
-        version, tables = _schema_state(conn)
+    for old, script in _MIGRATIONS:
+        if version == old and _TABLES.issubset(tables):
+            _migrate(conn, old, script)
+            version, tables = _schema_state(conn)
     if version != SCHEMA_VERSION or not _TABLES.issubset(tables):
         raise _UnusableStore(f"not a jupyter-hashline snapshot store (tables: {sorted(tables)})")
     # Only now that the file is known to be ours may it be changed (WAL is persistent).
@@ -521,19 +620,23 @@ def _create_schema(conn: sqlite3.Connection) -> None:
     conn.commit()
 
 
-def _migrate_from_1(conn: sqlite3.Connection) -> None:
-    """Give version 1's seen lines an agent column (the default agent), unless another process
-    just did."""
+def _migrate(conn: sqlite3.Connection, old: int, script: str) -> None:
+    """Run `script`, which takes a version-`old` file to the next version, in one transaction,
+    unless another process just did."""
     conn.execute("BEGIN IMMEDIATE")
     try:
-        if _schema_state(conn)[0] == 1:
-            for statement in _MIGRATE_FROM_1.split(";"):
+        if _schema_state(conn)[0] == old:
+            for statement in script.split(";"):
                 if statement.strip():
                     conn.execute(statement)
     except BaseException:
         conn.rollback()
         raise
     conn.commit()
+
+
+def _lengths(delta: Delta | None) -> tuple[int, int]:
+    return (0, 0) if delta is None else (delta.prefix, delta.suffix)
 
 
 def _positive(name: str, value: int) -> int:

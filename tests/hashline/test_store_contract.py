@@ -21,7 +21,11 @@ import pytest
 
 from jupyter_hashline.hashline.errors import HashlineError, StoreBusyError
 from jupyter_hashline.hashline.memory_store import InMemorySnapshotStore
-from jupyter_hashline.hashline.sqlite_store import SCHEMA_VERSION, SqliteSnapshotStore
+from jupyter_hashline.hashline.sqlite_store import (
+    DELTA_MIN_BYTES,
+    SCHEMA_VERSION,
+    SqliteSnapshotStore,
+)
 from jupyter_hashline.hashline.store import Snapshot, SnapshotStore
 from jupyter_hashline.hashline.text import section_tag
 
@@ -49,9 +53,11 @@ class TickClock:
             return next(self._ticks)
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "sqlite-deltas"])
 def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreFactory]:
-    """A factory of fresh stores of one kind; `max_paths`/`max_versions` bound them."""
+    """A factory of fresh stores of one kind; `max_paths`/`max_versions` bound them.
+    "sqlite-deltas" stores every text that shares most of its bytes with the version before as
+    a delta, however small (the default keeps texts under 16 KB whole)."""
     opened: list[SqliteSnapshotStore] = []
 
     def factory(max_paths: int = 30, max_versions: int = 4, clock: Any = None) -> Any:
@@ -59,7 +65,11 @@ def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store
         if request.param == "memory":
             return InMemorySnapshotStore(max_paths, max_versions, clock=clock)
         store = SqliteSnapshotStore(
-            tmp_path / f"store{len(opened)}.db", max_versions, clock, max_paths=max_paths
+            tmp_path / f"store{len(opened)}.db",
+            max_versions,
+            clock,
+            max_paths=max_paths,
+            delta_min_bytes=0 if request.param == "sqlite-deltas" else DELTA_MIN_BYTES,
         )
         opened.append(store)
         return store
@@ -450,7 +460,7 @@ def test_sqlite_version_1_file_is_migrated_keeping_tags_and_seen_lines(tmp_path:
         store.record_seen_lines("f.py", section_tag(text), [1], agent="alice")
         assert store.seen_lines("f.py", section_tag(text)) == frozenset({1, 2})
     conn = sqlite3.connect(db)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
     conn.close()
 
 
