@@ -19,6 +19,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 from nbformat.corpus.words import generate_corpus_id
@@ -67,7 +68,10 @@ def stored_id(cell: Mapping[str, Any]) -> str | None:
 def display_ids(cells: Sequence[Mapping[str, Any]]) -> DisplayIds:
     """Ids for the projection: stored ids where usable and first, `<id>-<n>` for later copies,
     `cell-<n>` by position elsewhere."""
-    own = [cell.get("id") for cell in cells]
+    try:  # cells are dicts but for odd callers: then one step per cell
+        own = list(map(dict.get, cells, repeat("id")))  # type: ignore[arg-type]
+    except TypeError:
+        own = [cell.get("id") for cell in cells]
     return _plain(own) or ids_of(own)
 
 

@@ -27,8 +27,10 @@ Invariants:
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import repeat
+from operator import add, itemgetter
 from typing import Any
 
 from ...hashline.text import common_prefix, common_suffix
@@ -156,16 +158,32 @@ def _parse_stretch(
             return _checked(_Found(cells, None, tuple(range(len(cells))), {}))
         walked = located, _same_bytes(raw, located, old.raw, old_spans)
     spans, kept = walked
-    old_cells = old.nb["cells"][stretch.first : stretch.last + 1]
+    parsed = tuple(sorted(set(range(len(spans))).difference(kept)))
     try:
-        cells = [
-            old_cells[kept[n]] if n in kept else parse_json(raw[start:end], path)
-            for n, (start, end) in enumerate(spans)
-        ]
+        found = _kept_and_parsed(raw, spans, kept, parsed, old.nb["cells"], stretch, path)
     except ValueError:
         return None
-    parsed = tuple(n for n in range(len(cells)) if n not in kept)
-    return _checked(_Found(cells, spans, parsed, kept))
+    return _checked(_Found(found, spans, parsed, kept))
+
+
+def _kept_and_parsed(
+    raw: bytes,
+    spans: Sequence[Span],
+    kept: dict[int, int],
+    parsed: tuple[int, ...],
+    old_cells: Sequence[Any],
+    stretch: _Stretch,
+    path: str,
+) -> list[Any]:
+    """The stretch's cells: the kept ones taken by iterators in C (a placeholder after the old
+    cells stands for the others), then the others parsed alone (ValueError: not JSON)."""
+    source = list(old_cells[stretch.first : stretch.last + 1])
+    source.append(None)
+    cells = list(map(source.__getitem__, map(kept.get, range(len(spans)), repeat(len(source) - 1))))
+    for n in parsed:
+        start, end = spans[n]
+        cells[n] = parse_json(raw[start:end], path)
+    return cells
 
 
 def _walk(
@@ -231,7 +249,7 @@ def _same_run(
         return k, at
     shift = at - base
     first = len(spans)
-    spans.extend((start + shift, finish + shift) for start, finish in old_spans[k:last])
+    spans.extend(_shifted(old_spans[k:last], shift))
     kept.update(zip(range(first, len(spans)), range(k, last), strict=True))
     after = spans[-1][1]
     return last, after if after == stop else after + len(SEPARATOR)
@@ -272,9 +290,18 @@ def _ends_element(raw: bytes, end: int, stop: int) -> bool:
     return end == stop or (end < stop and raw.startswith(SEPARATOR, end))
 
 
+def _shifted(spans: Sequence[Span], shift: int) -> Iterable[Span]:
+    """`spans` moved by `shift` bytes (iterators in C: this runs over every kept cell)."""
+    if not shift:
+        return spans
+    starts = map(add, map(itemgetter(0), spans), repeat(shift))
+    return zip(starts, map(add, map(itemgetter(1), spans), repeat(shift)), strict=True)
+
+
 def _checked(found: _Found) -> _Found | None:
+    """`found` if its cells are objects (kept cells are: only the parsed ones are checked)."""
     cells = found.cells
-    if not cells or not all(isinstance(c, dict) for c in cells):
+    if not cells or not all(isinstance(cells[n], dict) for n in found.parsed):
         return None
     return found
 
@@ -311,8 +338,11 @@ def _within(
 ) -> tuple[int, ...]:
     """Indices relative to the stretch's first cell: kept cells flagged in `old` (absolute
     old indices), and parsed cells flagged by their survey (`parsed_facts` index `parsed`)."""
-    kept = [n for n, k in found.kept.items() if stretch.first + k in old]
-    return tuple(sorted([*kept, *(found.parsed[i] for i in parsed_facts)]))
+    flagged = [i - stretch.first for i in old if stretch.first <= i <= stretch.last]
+    if flagged:  # rare: look the kept ones up by their old index
+        where = dict(zip(found.kept.values(), found.kept.keys(), strict=True))
+        flagged = [where[k] for k in flagged if k in where]
+    return tuple(sorted([*flagged, *(found.parsed[i] for i in parsed_facts)]))
 
 
 def _moved(
@@ -335,7 +365,7 @@ def _spliced(
     its standing (a kept cell's bytes are its old bytes)."""
     spans = layout.spans
     assert found.spans is not None
-    after = [(start + delta, end + delta) for start, end in spans[stretch.last + 1 :]]
+    after = _shifted(spans[stretch.last + 1 :], delta)
     shift = len(found.cells) - (stretch.last - stretch.first + 1)
     standing = _within(found, layout.suspect, stretch, ())
     return CellLayout(
