@@ -41,6 +41,7 @@ Invariants:
 from __future__ import annotations
 
 import threading
+from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
@@ -69,7 +70,14 @@ from .incremental.region import merge_edit
 from .incremental.reload import reload_notebook
 from .jupytext_view import check_format, jupytext_text, merge_jupytext
 from .keep import KeptLayout, assemble_kept, check_layout, chosen_layout
-from .loading import ANNOTATIONS, LoadedNotebook, load_notebook, paused_gc, splice_views
+from .loading import (
+    ANNOTATIONS,
+    LoadedNotebook,
+    Splice,
+    load_notebook,
+    paused_gc,
+    splice_views,
+)
 from .merge import merge_projection, split_notes
 from .outputs import DEFAULT_MAX_CHARS, cell_outputs, output_summary
 from .projection import cell_source, parse_projection
@@ -105,10 +113,33 @@ def _output_notes(loaded: LoadedNotebook, summaries: CellJsonCache) -> dict[int,
     first = 1 + text.count("\n", 0, start)  # the line the spliced cells start on
     after = first + splice.old_lines  # in the old text, the line the cells after them started on
     shift = splice.new_lines - splice.old_lines
-    spliced = range(splice.head, len(cells) - splice.tail)
     notes = {line: note for line, note in before.items() if line < first}
-    notes.update(_cell_notes(cells, spliced, text, starts, summaries, (first, start)))
+    notes.update(_middle_notes(loaded, splice, first, summaries))
     notes.update({line + shift: note for line, note in before.items() if line >= after})
+    return notes
+
+
+def _middle_notes(
+    loaded: LoadedNotebook, splice: Splice, first: int, summaries: CellJsonCache
+) -> dict[int, tuple[str, ...]]:
+    """The notes of a splice's middle, which starts on line `first`: its kept runs keep their
+    old notes (moved to where the run now starts), the cells between them get theirs made."""
+    cells, text, starts = loaded.nb.get("cells", []), loaded.projection, loaded.marker_starts
+    before = splice.annotations
+    old = sorted(line for line in before if first <= line < first + splice.old_lines)
+    notes: dict[int, tuple[str, ...]] = {}
+    line, at = first, splice.start
+    for run in splice.runs:
+        made = range(bisect_left(starts, at), bisect_left(starts, run.offset))
+        notes.update(_cell_notes(cells, made, text, starts, summaries, (line, at)))
+        line += text.count("\n", at, run.offset)
+        moved = line - (first + run.old_line)
+        low = bisect_left(old, first + run.old_line)
+        high = bisect_left(old, first + run.old_line + run.lines)
+        notes.update({n + moved: before[n] for n in old[low:high]})
+        line, at = line + run.lines, run.offset + run.length
+    made = range(bisect_left(starts, at), len(cells) - splice.tail)
+    notes.update(_cell_notes(cells, made, text, starts, summaries, (line, at)))
     return notes
 
 

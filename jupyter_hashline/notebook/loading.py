@@ -29,7 +29,7 @@ import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice, repeat, takewhile
-from operator import add, is_, truth
+from operator import add, attrgetter, is_, itemgetter, truth
 from typing import Any
 
 import nbformat
@@ -289,10 +289,23 @@ renders it; `splice_views` carries the last version's to the next, see `Splice`)
 
 
 @dataclass(frozen=True, slots=True)
+class KeptRun:
+    """Old cells shown as before inside a splice's middle: `length` characters at offset
+    `offset` of the new text, `lines` lines that started `old_line` lines after the middle's
+    start in the old text."""
+
+    offset: int
+    length: int
+    old_line: int
+    lines: int
+
+
+@dataclass(frozen=True, slots=True)
 class Splice:
     """How `splice_views` made a version's projection from the one before: its first `head`
     and last `tail` cells are the old ones, shown as before; the text of the cells between
-    starts at offset `start` in both texts and has `old_lines` lines before, `new_lines` now.
+    starts at offset `start` in both texts and has `old_lines` lines before, `new_lines` now;
+    `runs` are the old cells shown as before between them, in the new text's order.
     `annotations`: the old version's `ANNOTATIONS` view, so the new one's can reuse its notes
     of the kept cells (kept only when the old version's was made)."""
 
@@ -302,6 +315,7 @@ class Splice:
     start: int
     old_lines: int
     new_lines: int
+    runs: tuple[KeptRun, ...] = ()
 
 
 def splice_views(previous: LoadedNotebook, loaded: LoadedNotebook) -> None:
@@ -322,13 +336,14 @@ def splice_views(previous: LoadedNotebook, loaded: LoadedNotebook) -> None:
     start = starts[head] if head < len(old) else len(text)
     end = starts[len(old) - tail] if tail else len(text)
     with paused_gc():
-        middle, middle_starts = _splice_middle(previous, loaded, head, len(new) - tail)
+        middle, middle_starts, pieces = _splice_middle(previous, loaded, head, len(new) - tail)
     shift = len(middle) - (end - start)
     loaded._projection = text[:start] + middle + text[end:]
     before = previous._views.get(ANNOTATIONS)
     if before is not None:
         lines = text.count("\n", start, end), middle.count("\n")
-        loaded._splice = Splice(before, head, tail, start, *lines)
+        runs = _kept_runs(text, start, end, pieces)
+        loaded._splice = Splice(before, head, tail, start, *lines, runs)
     loaded._starts = [
         *starts[:head],
         *map(add, middle_starts, repeat(start)),
@@ -336,12 +351,33 @@ def splice_views(previous: LoadedNotebook, loaded: LoadedNotebook) -> None:
     ]
 
 
+def _kept_runs(
+    text: str, start: int, end: int, pieces: list[tuple[int, int, int]]
+) -> tuple[KeptRun, ...]:
+    """The `KeptRun`s of a middle from its old pieces `(offset in the middle, begin, finish in
+    the old text)`; none (their notes are all made again) when a piece lies outside the old
+    middle (a cell shown twice). Old lines are counted once over the middle, in C."""
+    if any(begin < start or finish > end for _, begin, finish in pieces):
+        return ()
+    runs: list[KeptRun] = []
+    line, counted = 0, start
+    for offset, begin, finish in sorted(pieces, key=itemgetter(1)):
+        if begin < counted:
+            return ()  # two pieces share old cells
+        line += text.count("\n", counted, begin)
+        lines = text.count("\n", begin, finish)
+        runs.append(KeptRun(start + offset, finish - begin, line, lines))
+        line, counted = line + lines, finish
+    return tuple(sorted(runs, key=attrgetter("offset")))
+
+
 def _splice_middle(
     previous: LoadedNotebook, loaded: LoadedNotebook, first: int, stop: int
-) -> tuple[str, list[int]]:
-    """The projection of `loaded`'s cells `first..stop-1` and its marker offsets: runs of cells
-    `previous` showed the same way (same object, same id, in order) as slices of its text, the
-    other cells projected.
+) -> tuple[str, list[int], list[tuple[int, int, int]]]:
+    """The projection of `loaded`'s cells `first..stop-1`, its marker offsets and its old
+    pieces (offset, then begin and finish in the old text): runs of cells `previous` showed
+    the same way (same object, same id, in order) as slices of its text, the other cells
+    projected.
 
     A cell is looked for first where the run before it leaves off (cells kept in place, or
     shifted alike by cells inserted or deleted before them), and a run is measured from there
@@ -367,6 +403,7 @@ def _splice_middle(
 
     parts: list[str] = []
     offsets: list[int] = []
+    pieces: list[tuple[int, int, int]] = []
     pos, index, shift = 0, first, 0
     while index < stop:
         found = located(index, index + shift)
@@ -381,12 +418,13 @@ def _splice_middle(
             begin = starts[found]
             finish = starts[found + count] if found + count < len(starts) else len(text)
             piece = text[begin:finish]
+            pieces.append((pos, begin, finish))
             offsets.extend(map(add, starts[found : found + count], repeat(pos - begin)))
             run, shift = index + count, found - index
         parts.append(piece)
         pos += len(piece)
         index = run
-    return "".join(parts), offsets
+    return "".join(parts), offsets, pieces
 
 
 def _same_run(

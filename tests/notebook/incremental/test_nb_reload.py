@@ -165,6 +165,7 @@ def test_spliced_output_notes_equal_the_notes_made_whole(
     after = LoadedNotebook(b"", {**new_nb, "cells": cells})
     splice_views(before, after)
     event(f"spliced: {after._splice is not None}")
+    event(f"kept runs inside: {after._splice is not None and bool(after._splice.runs)}")
     got = filesystem._output_notes(after, summaries)
     assert after.take_splice() is None  # taken once
     fresh = LoadedNotebook(b"", after.nb)
@@ -350,3 +351,41 @@ def test_a_reload_carries_validity_only_through_cells_that_pass_the_screen() -> 
     assert bad is not None
     assert bad.cached_view(SCHEMA_VIEW, "unknown") == "unknown"
     assert current_problem(bad) is not None and "outputs" in str(current_problem(bad))
+
+
+def test_spliced_output_notes_of_changes_far_apart_make_only_those_cells_notes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Cells 10 and 290 of 300 changed, and cell 150 moved up to 5: the kept runs between
+    them keep their notes (moved to where each run now starts); notes are made for the
+    changed cells alone, and the moved one. Every tenth cell is empty, so its note sits on its
+    marker line: on the line right after a run, when it follows one. Outputs have 1 to 7 lines,
+    so a note on the wrong cell's line shows."""
+    nb = many_cells(300)
+    for index, cell in enumerate(nb["cells"]):
+        cell["outputs"][0]["text"] = "".join(f"{k}\n" for k in range(index % 7 + 1))
+        if index % 10 == 1:
+            cell["source"] = ""
+    before = load_notebook(serialize_notebook(nb).encode("utf-8"))
+    summaries = CellJsonCache()
+    before.view(ANNOTATIONS, lambda *_: filesystem._output_notes(before, summaries))
+    cells = list(before.nb["cells"])
+    for index in (10, 290):
+        cells[index] = {**cells[index], "source": cells[index]["source"] + "\nmore = 1\nmore"}
+    cells.insert(5, cells.pop(150))
+    after = LoadedNotebook(b"", {**before.nb, "cells": cells})
+    splice_views(before, after)
+    assert after._splice is not None and len(after._splice.runs) >= 3
+    made: list[int] = []
+    whole = filesystem._cell_notes
+
+    def counting(cells: Any, indices: range, *rest: Any) -> Any:
+        made.extend(indices)
+        return whole(cells, indices, *rest)
+
+    monkeypatch.setattr(filesystem, "_cell_notes", counting)
+    got = filesystem._output_notes(after, summaries)
+    monkeypatch.setattr(filesystem, "_cell_notes", whole)
+    assert got == filesystem._output_notes(LoadedNotebook(b"", after.nb), CellJsonCache())
+    assert len(got) == 300
+    assert len(made) <= 4, made  # 10 and 290, the moved cell (and a neighbour at most)
