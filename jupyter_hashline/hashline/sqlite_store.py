@@ -124,7 +124,7 @@ WITH RECURSIVE needed (id) AS (
 )
 DELETE FROM versions WHERE path = ? AND hidden = 1 AND id NOT IN (SELECT id FROM needed)
 """
-_ROW = "id, tag, recorded_at_ms, text_sha256, base_id, text"
+_ROW = "id, tag, recorded_at_ms, text_sha256, base_id, prefix, suffix, text"
 _TABLES = frozenset({"counters", "paths", "versions", "seen"})
 
 _BUSY_CODES = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED
@@ -268,7 +268,7 @@ class SqliteSnapshotStore:
                 (key, digest),
             ).fetchall()
             for (version_id,) in same:
-                if self._bytes(conn, version_id, digest, {}) == blob:
+                if self._bytes(conn, version_id, digest) == blob:
                     conn.execute(
                         "UPDATE versions SET seq = ?, recorded_at_ms = ? WHERE id = ?",
                         (seq, now, version_id),
@@ -382,27 +382,40 @@ class SqliteSnapshotStore:
         return self._snapshots(path, sql, (_encode(path), limit))
 
     def _snapshots(self, path: str, sql: str, params: tuple[object, ...]) -> list[Snapshot]:
-        """The versions `sql` selects (`_ROW` columns), their bytes made whole, in one read."""
+        """The versions `sql` selects (`_ROW` columns), newest first, their bytes made whole in
+        one read: a delta whose base is among them is applied to that base's bytes (a history
+        reads each version's bytes once). Only the newest is cached (see `_delta`)."""
 
         def run(conn: sqlite3.Connection) -> list[Snapshot]:
+            rows = conn.execute(sql, params).fetchall()
+            by_id = {row[0]: row for row in rows}
             made: dict[int, bytes] = {}
-            found = []
-            for version_id, tag, at, digest, base_id, text in conn.execute(sql, params).fetchall():
-                blob = text if base_id is None else self._bytes(conn, version_id, digest, made)
-                made[version_id] = blob
-                self._blobs.put(version_id, digest, blob)
-                found.append(Snapshot(path, _decode(blob), tag, at))
+
+            def whole(version_id: int) -> bytes:
+                blob = made.get(version_id)
+                if blob is None:
+                    row = by_id.get(version_id)
+                    if row is None:  # a base the read did not select (older, or hidden)
+                        blob = bytes_of(conn, version_id)
+                    elif row[4] is None:
+                        blob = row[7]
+                    else:
+                        blob = self._blobs.get(version_id, row[3])
+                        if blob is None:
+                            blob = Delta(row[5], row[6], row[7]).applied_to(whole(row[4]))
+                    made[version_id] = blob
+                return blob
+
+            found = [Snapshot(path, _decode(whole(row[0])), row[1], row[2]) for row in rows]
+            if rows:
+                self._blobs.put(rows[0][0], rows[0][3], made[rows[0][0]])
             return found
 
         return self._run(run)
 
-    def _bytes(
-        self, conn: sqlite3.Connection, version_id: int, digest: bytes, made: dict[int, bytes]
-    ) -> bytes:
-        """A version's whole bytes: made in this read, cached, or followed through its bases."""
-        known = made.get(version_id)
-        if known is None:
-            known = self._blobs.get(version_id, digest)
+    def _bytes(self, conn: sqlite3.Connection, version_id: int, digest: bytes) -> bytes:
+        """A version's whole bytes: cached, or followed through its bases."""
+        known = self._blobs.get(version_id, digest)
         return known if known is not None else bytes_of(conn, version_id)
 
     # -- running statements: locking, busy and corruption handling -----------------------------

@@ -179,11 +179,14 @@ def test_plan_delta_applies_back_and_refuses_a_delta_that_does_not_pay() -> None
 
 def test_a_one_line_change_of_a_big_text_stores_that_line(tmp_path: Path) -> None:
     """40 versions of a 1 MB text, one line changed each time: the file holds a few whole
-    copies (one every `MAX_DEPTH + 1` versions), not 40."""
+    copies (one every `MAX_DEPTH + 1` versions), not 40. Reading the history between records
+    does not make the next record whole (it leaves the newest version's bytes known)."""
     text = "".join(f"x{n} = {n}  # a line of code\n" for n in range(35_000))
     with SqliteSnapshotStore(tmp_path / "s.db", 64) as store:
         for n in range(40):
             store.record("big.ipynb", text.replace("x17000 =", f"x17000 = {n} +"))
+            if n % 4 == 3:
+                assert len(store.history("big.ipynb")) == n + 1
     conn = sqlite3.connect(tmp_path / "s.db")
     stored = conn.execute("SELECT sum(length(text)), count(*) FROM versions").fetchone()
     conn.close()
