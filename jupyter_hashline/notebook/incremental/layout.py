@@ -16,11 +16,12 @@ Invariants:
 - `find_layout` trusts a file's cell bytes only when: the cells are found exactly where the
   layout puts them (as many as the notebook has), everything after the cells equals what the
   serializer writes for the notebook's top level, and a sample of cells (the first, the last and
-  evenly spaced ones, up to `SAMPLE` in all, each moved to the nearest cell of at most
-  `SAMPLE_BYTES` where it is larger) re-serializes to exactly its bytes. `SAMPLE_BYTES` is a
-  megabyte: a hand-written cell of tens of kilobytes (say with `"tags": ["bar"]` inline) is
-  checked itself, not skipped for a small neighbour; only cells holding megabytes (images)
-  are, as serializing them costs their megabytes and tells no more about the layout. Cells
+  evenly spaced ones, up to `SAMPLE` in all, each moved to the nearest cheap cell where it is
+  not) re-serializes to exactly its bytes. A cell is cheap up to `SAMPLE_BYTES`, a megabyte,
+  unless it has outputs or attachments and is over `DATA_SAMPLE_BYTES` (64 KB): a hand-written
+  cell of tens of kilobytes (say with `"tags": ["bar"]` inline) is checked itself, not
+  skipped for a small neighbour; cells holding images are, as serializing their base64 data
+  costs its size (3 ms of a first edit of a 2.7 MB notebook) and tells no more. Cells
   the loader saw stored unlike nbformat (`suspect`) are never reused. A file nbformat wrote
   passes; files other tools wrote (other indents, unsorted keys, minified, sources stored as
   strings) fail on the first check that sees it (keep.py writes those in their own layout).
@@ -47,6 +48,7 @@ _CELL_END = b"\n  }"
 _CELLS_END = b"\n ]"
 SAMPLE = 8
 SAMPLE_BYTES = 1024 * 1024
+DATA_SAMPLE_BYTES = 64 * 1024
 _SPARSE_CELL_BYTES = 8 * 1024  # average bytes per cell above which cell ends are found by `}`
 
 Span = tuple[int, int]
@@ -156,20 +158,28 @@ def _sample_matches(
 ) -> bool:
     count = len(cells)
     step = max(1, (count - 1) // (SAMPLE - 1))
-    picked = {_small_near(i, spans) for i in {0, count - 1, *range(0, count, step)}}
+    picked = {_cheap_near(i, cells, spans) for i in {0, count - 1, *range(0, count, step)}}
     sample = sorted(i for i in picked if i not in suspect)[:SAMPLE]
     return all(_utf8(cell_json(cells[i])) == raw[spans[i][0] : spans[i][1]] for i in sample)
 
 
-def _small_near(index: int, spans: Sequence[Span]) -> int:
-    """`index`, or the nearest cell after or before it whose JSON is at most `SAMPLE_BYTES`
-    long: a cell holding megabytes of image data tells no more about the file's layout than a
-    small one, and costs its megabytes to serialize (`index` itself when all are large)."""
+def _cheap_near(index: int, cells: Sequence[Any], spans: Sequence[Span]) -> int:
+    """`index`, or the nearest cell after or before it that is cheap to serialize (see the
+    module docstring): output data tells no more about the file's layout than a small cell, and
+    costs its size to serialize (`index` itself when no cell is cheap)."""
     for offset in range(len(spans)):
         for near in (index + offset, index - offset):
-            if 0 <= near < len(spans) and spans[near][1] - spans[near][0] <= SAMPLE_BYTES:
+            if 0 <= near < len(spans) and _cheap(cells[near], spans[near]):
                 return near
     return index
+
+
+def _cheap(cell: Any, span: Span) -> bool:
+    size = span[1] - span[0]
+    if size <= DATA_SAMPLE_BYTES:
+        return True
+    data = isinstance(cell, Mapping) and (cell.get("outputs") or cell.get("attachments"))
+    return size <= SAMPLE_BYTES and not data
 
 
 def assemble(

@@ -121,3 +121,37 @@ def _image_notebook() -> dict[str, Any]:
             "outputs": [image], "source": "d = {'a': {1: 2}}\n}"}  # fmt: skip
     cells = [{**code, "id": f"c{n}"} for n in range(3)]
     return {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+
+
+def test_the_layout_sample_passes_over_cells_of_output_data(monkeypatch: Any) -> None:
+    """Image outputs of 200 KB are not serialized to check the layout (a neighbour is, as
+    cheap and as telling); a 100 KB cell of source is checked itself."""
+    image = "iVBORw0KGgo" * 20_000  # 220 KB of base64-like data
+    cells: list[dict[str, Any]] = []
+    for n in range(20):
+        cell: dict[str, Any] = {
+            "cell_type": "code", "execution_count": n, "id": f"c{n}", "metadata": {},
+            "outputs": [], "source": f"plot({n})",
+        }  # fmt: skip
+        if n % 2 == 0:
+            data = {"image/png": image, "text/plain": ["<Figure>"]}
+            cell["outputs"] = [
+                {"output_type": "display_data", "data": data, "metadata": {}},
+            ]
+        cells.append(cell)
+    cells[9]["source"] = "\n".join(f"x_{n} = {n}" + " " * 40 for n in range(2_000))
+    nb = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    raw = serialize_notebook(nb).encode("utf-8")
+    sizes: list[int] = []
+    whole = layout.cell_json
+
+    def measured(cell: Any, *args: Any) -> str:
+        text = whole(cell, *args)
+        sizes.append(len(text))
+        return text
+
+    monkeypatch.setattr(layout, "cell_json", measured)
+    loaded = load_notebook(raw)
+    assert layout.find_layout(raw, loaded.nb, loaded.survey.suspect) is not None
+    assert sizes and max(sizes) < 200_000, sizes  # no image cell was serialized
+    assert any(size > 90_000 for size in sizes), sizes  # the 100 KB source cell was
