@@ -81,7 +81,11 @@ def is_nbformat(style: FileStyle) -> bool:
 
 _FIRST_KEY = re.compile(rb'\{\s*"(?:[^"\\]|\\.)*"(\s*):(\s*)')
 _SOURCE = re.compile(rb'"source"\s*:\s*([\["])')
-_STREAM_TEXT = re.compile(rb'"(?:text|text/plain)"\s*:\s*([\["])')
+# the first multi-line value nbformat splits into lines (stream text, a bundle's text/*, SVG or
+# JavaScript, in outputs or attachments): a list when the file's tool split them too
+_SPLIT_VALUE = re.compile(
+    rb'"(?:text|text/[\w.+-]+|image/svg\+xml|application/javascript)"\s*:\s*([\["])'
+)
 _ESCAPED_NON_ASCII = re.compile(rb"\\u(?:00[89a-fA-F]|0[1-9a-fA-F]|[1-9a-fA-F])")
 
 
@@ -105,7 +109,7 @@ def detect_style(raw: bytes, nb: Mapping[str, Any]) -> FileStyle | str:
         key_order=_key_order(nb),
         known_orders=frozenset(tuple(c) for c in _cells(nb)[:_KEY_SAMPLE]),
     )
-    style = replace(style, split_outputs=_first_is_list(_STREAM_TEXT, raw, style.split_sources))
+    style = replace(style, split_outputs=_first_is_list(_SPLIT_VALUE, raw, style.split_sources))
     if newline_at == -1 or newline_at >= len(raw) - len(newline):
         spaced = bool(first.group(2))  # json.dumps's default separators, or compact ones
         return replace(

@@ -31,16 +31,18 @@ from jupyter_hashline.notebook import (
     parse_projection,
     serialize_notebook,
 )
+from jupyter_hashline.notebook import keep as keep_module
 from jupyter_hashline.notebook.filesystem import SMALL_FILE
 from jupyter_hashline.notebook.incremental.layout import find_layout
 from jupyter_hashline.notebook.incremental.region import common_prefix
 from jupyter_hashline.notebook.keep import (
+    KeptLayout,
     assemble_kept,
     find_kept_layout,
     layout_for_call,
 )
 from jupyter_hashline.notebook.loading import rejoin_lines
-from jupyter_hashline.notebook.style import FileStyle, StyledJson
+from jupyter_hashline.notebook.style import FileStyle, StyledJson, detect_style
 
 KEPT = sorted(name for name in LAYOUTS if name != MIXED)
 FALLBACK = "in nbformat's layout"
@@ -271,3 +273,30 @@ def test_a_layout_round_trips_and_edits_keep_it(
 def test_each_layout_is_recognised_for_what_it_is(name: str, described: str) -> None:
     kept = load_notebook(layout_file(name)).kept_layout()
     assert not isinstance(kept, str) and kept.style.describe() == described
+
+
+def test_attachments_stored_as_strings_are_seen_before_proving(monkeypatch: Any) -> None:
+    """nbconvert's attachment.ipynb stores an attachment's SVG as one string and has no stream
+    output: the style says so from the bytes, and the layout is proven on the first try (it
+    used to be proven once with lines split, failing on that cell, then again)."""
+    svg = "<svg>\n<rect/>\n</svg>\n"
+    cell = {
+        "attachments": {"image.png": {"image/svg+xml": svg, "image/png": "iVBORw0KGgo="}},
+        "cell_type": "markdown", "metadata": {}, "source": ["![image.png](attachment:image.png)"],
+    }  # fmt: skip
+    nb = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 4}
+    raw = (json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode()
+    assert '"image/svg+xml": "<svg>' in raw.decode()
+    loaded = load_notebook(raw)
+    style = detect_style(raw, loaded.nb)
+    assert not isinstance(style, str) and not style.split_outputs
+    proofs: list[Any] = []
+    whole = keep_module._prove
+
+    def counted(*args: Any) -> Any:
+        proofs.append(args[2])
+        return whole(*args)
+
+    monkeypatch.setattr(keep_module, "_prove", counted)
+    assert isinstance(find_kept_layout(raw, loaded.nb), KeptLayout)
+    assert len(proofs) == 1
