@@ -101,7 +101,8 @@ def _output_notes(loaded: LoadedNotebook, summaries: CellJsonCache) -> dict[int,
     for the last cell), counted in the projection itself: only the cells with outputs cost
     anything beyond one pass over the cells. A version spliced from one whose notes were made
     (`LoadedNotebook.take_splice`) keeps the notes of the cells before and after the spliced
-    ones (those after moved by the lines the splice added) and makes only the spliced cells'."""
+    ones (those after moved by the lines the splice added) and of the old cells it kept between
+    them (`Splice.runs`, each run's moved to where it now starts), and makes only the others'."""
     cells = loaded.nb.get("cells", [])
     splice = loaded.take_splice()
     text, starts = loaded.projection, loaded.marker_starts
