@@ -81,10 +81,12 @@ def bytes_of(conn: sqlite3.Connection, version_id: int) -> bytes:
 
 class BlobCache:
     """The bytes of the versions this store recorded or read last, by id and digest (an id
-    may name other bytes later, in another process or after a delete: the digest decides)."""
+    may name other bytes later, in another process or after a delete: the digest decides).
+    At most `size` entries and `max_bytes` bytes: the least recently used go first, and a
+    blob larger than `max_bytes` is not kept (its next version is then stored whole)."""
 
-    def __init__(self, size: int = 8) -> None:
-        self._size = size
+    def __init__(self, size: int = 8, max_bytes: int = 64 * 1024 * 1024) -> None:
+        self._size, self._max_bytes, self._bytes = size, max_bytes, 0
         self._blobs: OrderedDict[int, tuple[bytes, bytes]] = OrderedDict()
 
     def get(self, version_id: int, digest: bytes) -> bytes | None:
@@ -95,10 +97,19 @@ class BlobCache:
         return entry[1]
 
     def put(self, version_id: int, digest: bytes, blob: bytes) -> None:
+        self._drop(version_id)
+        if len(blob) > self._max_bytes:
+            return
         self._blobs[version_id] = (digest, blob)
-        self._blobs.move_to_end(version_id)
-        while len(self._blobs) > self._size:
-            self._blobs.popitem(last=False)
+        self._bytes += len(blob)
+        while len(self._blobs) > self._size or self._bytes > self._max_bytes:
+            self._drop(next(iter(self._blobs)))
+
+    def _drop(self, version_id: int) -> None:
+        entry = self._blobs.pop(version_id, None)
+        if entry is not None:
+            self._bytes -= len(entry[1])
 
     def clear(self) -> None:
         self._blobs.clear()
+        self._bytes = 0

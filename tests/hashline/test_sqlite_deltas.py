@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from jupyter_hashline.hashline import sqlite_store
 from jupyter_hashline.hashline.memory_store import InMemorySnapshotStore
-from jupyter_hashline.hashline.sqlite_deltas import Delta, plan_delta
+from jupyter_hashline.hashline.sqlite_deltas import BlobCache, Delta, plan_delta
 from jupyter_hashline.hashline.sqlite_store import SCHEMA_VERSION, SqliteSnapshotStore
 from jupyter_hashline.hashline.text import section_tag
 
@@ -279,3 +279,19 @@ def test_seen_lines_go_with_a_version_dropped_from_the_ring(tmp_path: Path) -> N
     conn.close()
     assert rows == [(1, None), (0, 1), (0, 2)]  # the first is needed by the second, hidden
     assert lines == 0
+
+
+def test_the_blob_cache_is_bounded_by_entries_and_bytes() -> None:
+    cache = BlobCache(size=3, max_bytes=100)
+    for n in range(4):
+        cache.put(n, b"d%d" % n, b"x" * 10)
+    assert cache.get(0, b"d0") is None and cache.get(3, b"d3") == b"x" * 10  # 3 entries
+    assert cache.get(3, b"other digest") is None
+    cache.put(4, b"d4", b"y" * 90)  # 90 + 10 (entry 3, used last) fit; entries 1, 2 go
+    assert cache.get(1, b"d1") is None and cache.get(2, b"d2") is None
+    assert cache.get(3, b"d3") is not None and cache.get(4, b"d4") is not None
+    cache.put(5, b"d5", b"z" * 101)  # over the budget alone: not kept, nothing else dropped
+    assert cache.get(5, b"d5") is None and cache.get(4, b"d4") is not None
+    cache.put(4, b"d4", b"w" * 50)  # put again: its old bytes leave the count
+    cache.put(6, b"d6", b"v" * 40)
+    assert cache.get(3, b"d3") is not None and cache.get(6, b"d6") is not None
