@@ -127,7 +127,7 @@ def _middle_notes(
     old notes (moved to where the run now starts), the cells between them get theirs made."""
     cells, text, starts = loaded.nb.get("cells", []), loaded.projection, loaded.marker_starts
     before = splice.annotations
-    old = sorted(line for line in before if first <= line < first + splice.old_lines)
+    old = sorted(n for n in before if first <= n < first + splice.old_lines) if splice.runs else []
     notes: dict[int, tuple[str, ...]] = {}
     line, at = first, splice.start
     for run in splice.runs:

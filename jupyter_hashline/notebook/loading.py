@@ -341,9 +341,8 @@ def splice_views(previous: LoadedNotebook, loaded: LoadedNotebook) -> None:
     loaded._projection = text[:start] + middle + text[end:]
     before = previous._views.get(ANNOTATIONS)
     if before is not None:
-        lines = text.count("\n", start, end), middle.count("\n")
-        runs = _kept_runs(text, start, end, pieces)
-        loaded._splice = Splice(before, head, tail, start, *lines, runs)
+        runs, old_lines = _kept_runs(text, start, end, pieces)
+        loaded._splice = Splice(before, head, tail, start, old_lines, middle.count("\n"), runs)
     loaded._starts = [
         *starts[:head],
         *map(add, middle_starts, repeat(start)),
@@ -353,22 +352,21 @@ def splice_views(previous: LoadedNotebook, loaded: LoadedNotebook) -> None:
 
 def _kept_runs(
     text: str, start: int, end: int, pieces: list[tuple[int, int, int]]
-) -> tuple[KeptRun, ...]:
-    """The `KeptRun`s of a middle from its old pieces `(offset in the middle, begin, finish in
-    the old text)`; none (their notes are all made again) when a piece lies outside the old
-    middle (a cell shown twice). Old lines are counted once over the middle, in C."""
-    if any(begin < start or finish > end for _, begin, finish in pieces):
-        return ()
+) -> tuple[tuple[KeptRun, ...], int]:
+    """The `KeptRun`s of the old middle `text[start:end]` from its pieces `(offset in the new
+    middle, begin, finish in the old text)`, and its line count, counted once, in C. No runs
+    (their notes are all made again) when a piece lies outside the old middle or two pieces
+    share old cells (a cell shown twice)."""
     runs: list[KeptRun] = []
     line, counted = 0, start
     for offset, begin, finish in sorted(pieces, key=itemgetter(1)):
-        if begin < counted:
-            return ()  # two pieces share old cells
+        if begin < counted or finish > end:
+            return (), text.count("\n", start, end)
         line += text.count("\n", counted, begin)
         lines = text.count("\n", begin, finish)
         runs.append(KeptRun(start + offset, finish - begin, line, lines))
         line, counted = line + lines, finish
-    return tuple(sorted(runs, key=attrgetter("offset")))
+    return tuple(sorted(runs, key=attrgetter("offset"))), line + text.count("\n", counted, end)
 
 
 def _splice_middle(

@@ -185,6 +185,16 @@ def test_spliced_output_notes_make_only_the_changed_cells_notes(
     cells[150] = {**cells[150], "source": cells[150]["source"] + "\nmore = 1"}
     after = LoadedNotebook(b"", {**before.nb, "cells": cells})
     splice_views(before, after)
+    got, made = notes_made(after, summaries, monkeypatch)
+    assert made == [range(150, 151)]
+    assert got == filesystem._output_notes(LoadedNotebook(b"", after.nb), CellJsonCache())
+    assert len(got) == 300
+
+
+def notes_made(
+    after: LoadedNotebook, summaries: CellJsonCache, monkeypatch: pytest.MonkeyPatch
+) -> tuple[dict[int, Any], list[range]]:
+    """`after`'s output notes, and the runs of cells whose notes were made (not carried)."""
     made: list[range] = []
     whole = filesystem._cell_notes
 
@@ -192,12 +202,9 @@ def test_spliced_output_notes_make_only_the_changed_cells_notes(
         made.append(indices)
         return whole(cells, indices, *rest)
 
-    monkeypatch.setattr(filesystem, "_cell_notes", counting)
-    got = filesystem._output_notes(after, summaries)
-    assert made == [range(150, 151)]
-    monkeypatch.setattr(filesystem, "_cell_notes", whole)
-    assert got == filesystem._output_notes(LoadedNotebook(b"", after.nb), CellJsonCache())
-    assert len(got) == 300
+    with monkeypatch.context() as patched:
+        patched.setattr(filesystem, "_cell_notes", counting)
+        return filesystem._output_notes(after, summaries), made
 
 
 def test_a_kept_cell_shown_under_another_id_is_projected_again() -> None:
@@ -376,16 +383,8 @@ def test_spliced_output_notes_of_changes_far_apart_make_only_those_cells_notes(
     after = LoadedNotebook(b"", {**before.nb, "cells": cells})
     splice_views(before, after)
     assert after._splice is not None and len(after._splice.runs) >= 3
-    made: list[int] = []
-    whole = filesystem._cell_notes
-
-    def counting(cells: Any, indices: range, *rest: Any) -> Any:
-        made.extend(indices)
-        return whole(cells, indices, *rest)
-
-    monkeypatch.setattr(filesystem, "_cell_notes", counting)
-    got = filesystem._output_notes(after, summaries)
-    monkeypatch.setattr(filesystem, "_cell_notes", whole)
+    got, runs = notes_made(after, summaries, monkeypatch)
+    made = [index for run in runs for index in run]
     assert got == filesystem._output_notes(LoadedNotebook(b"", after.nb), CellJsonCache())
     assert len(got) == 300
     assert len(made) <= 4, made  # 10 and 290, the moved cell (and a neighbour at most)
