@@ -72,6 +72,17 @@ class Comparison:
         return max(ours, 0.0) / theirs if theirs > 0 else None
 
     @property
+    def floor_compute_ratio(self) -> float | None:
+        """The JSON floor's time above Jupyter's write (the floor writes with it), over the
+        baseline's: what `json.loads` + `json.dumps` alone cost where `compute_ratio` is read
+        (None unless the floor and the baseline's write were measured)."""
+        if not self.floor_s or not self.baseline_write_s:
+            return None
+        floor = statistics.median(self.floor_s) - statistics.median(self.baseline_write_s)
+        theirs = statistics.median(self.baseline_s) - statistics.median(self.baseline_write_s)
+        return max(floor, 0.0) / theirs if theirs > 0 else None
+
+    @property
     def write_share(self) -> float | None:
         """The share of the candidate's time that its durable write alone takes."""
         return _ratio_of(self.write_s, self.candidate_s)
