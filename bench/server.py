@@ -10,7 +10,12 @@ enabled. Cases, each measured side by side in one run (bench/harness.py):
   the header of the previous reply) vs `GET api/contents/<nb>` + `PUT` of the model with that
   line changed, on two identical copies of one notebook; target <= 0.7x.
 - throughput: 1, 4 and 8 concurrent clients, each on its own cell, REST patches vs contents
-  GET+PUT round trips (which, unlike the patches, lose each other's updates); patches/s printed.
+  GET+PUT round trips. Printed per client count: patches/s and GET+PUT round trips/s, counting
+  only acknowledged ones (a GET that caught a save half-written, or a PUT that failed, is
+  counted as failed: it took time and did nothing), and, read from the files the server saved
+  once every client is done, how many clients' last acknowledged edit the file still holds
+  (GET+PUT round trips overwrite each other's cells with what they read; a patch never does,
+  and a hashline client's last edit missing from the file fails the benchmark).
 
 Run `python -m bench.server` (`--smoke` for one tiny run of each case). `LocalServer` is also
 used by the tests that need a server process they can stop and start again.
@@ -19,6 +24,7 @@ used by the tests that need a server process they can stop and start again.
 from __future__ import annotations
 
 import http.client
+import itertools
 import json
 import os
 import shutil
@@ -29,7 +35,8 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -154,21 +161,48 @@ def make_notebook(path: Path, cells: int) -> None:
     nbformat.write(nb, path)
 
 
+_WRITERS = itertools.count(1)  # every writer's lines name it: no two writers write alike
+
+
+def edited_line(cell: int, count: int, writer: int) -> str:
+    """The first line of `cell` as a writer's `count`-th edit leaves it."""
+    return f"value_{cell}_0 = {count}  # patched by writer {writer}"
+
+
 class PatchAgent:
-    """Replaces line 2 of its own cell again and again, chaining on each reply's header."""
+    """Replaces line 2 of its own cell again and again, chaining on each reply's header.
+    Every patch is acknowledged (`Client.patch` asserts it); `last` is the line the last one
+    wrote."""
 
     def __init__(self, client: Client, path: str, cell: int) -> None:
         self.client, self.path, self.cell, self.count = client, path, cell, 0
         view = client.read(path, cells=f"cell-{cell}")
         self.header = view["header"]
         self.line = int(view["view"].split("\n")[2].split(":", 1)[0])
+        self.writer, self.last = next(_WRITERS), ""
 
     def step(self) -> None:
         self.count += 1
-        body = self.client.patch(
-            f"{self.header}\nreplace {self.line}:\n+value_{self.cell}_0 = {self.count}  # patched\n"
-        )
+        line = edited_line(self.cell, self.count, self.writer)
+        body = self.client.patch(f"{self.header}\nreplace {self.line}:\n+{line}\n")
         self.header = body["sections"][0]["header"]
+        self.last = line
+
+
+def last_edits_kept(path: Path, writers: Sequence[PatchAgent | ContentsPeer]) -> int | str:
+    """How many of `writers` (each on its own cell) find their last acknowledged line in
+    their cell of the notebook saved at `path`; a writer with no acknowledged edit counts as
+    not kept. When no notebook is there any more, what is there instead: "missing" or "not
+    JSON" (torn by saves that overlapped)."""
+    try:
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    except FileNotFoundError:
+        return "missing"
+    except (ValueError, KeyError, TypeError):
+        return "not JSON"
+    sources = ["".join(cell["source"]) for cell in cells]
+    kept = (w.last and w.last in sources[w.cell].split("\n") for w in writers)
+    return sum(1 for found in kept if found)
 
 
 class ContentsPeer:
@@ -177,12 +211,13 @@ class ContentsPeer:
     Under concurrency a GET can catch another client's save half-written (the contents manager
     writes in place), and simultaneous PUTs can collide; failed round trips are counted, not
     retried. (Round trips that succeed still overwrite each other's edits: the peer has no
-    way to know.)
+    way to know.) `done` counts the acknowledged ones; `last` is the line the last one wrote.
     """
 
     def __init__(self, client: Client, path: str, cell: int) -> None:
         self.client, self.url, self.cell, self.count = client, f"/api/contents/{path}", cell, 0
-        self.failures = 0
+        self.failures = self.done = 0
+        self.writer, self.last = next(_WRITERS), ""
 
     def step(self) -> None:
         self.count += 1
@@ -192,12 +227,15 @@ class ContentsPeer:
             return
         nb = model["content"]
         lines = nb["cells"][self.cell]["source"].split("\n")
-        lines[0] = f"value_{self.cell}_0 = {self.count}  # patched"
+        lines[0] = edited_line(self.cell, self.count, self.writer)
         nb["cells"][self.cell]["source"] = "\n".join(lines)
         status, _ = self.client.request(
             "PUT", self.url, {"type": "notebook", "format": "json", "content": nb}
         )
-        self.failures += status != 200
+        if status == 200:
+            self.done, self.last = self.done + 1, lines[0]
+        else:
+            self.failures += 1
 
 
 def run_clients(steppers: list[Callable[[], None]], steps: int) -> None:
@@ -274,10 +312,46 @@ def person_saving_case(server: LocalServer, repeats: int) -> Comparison:
     )
 
 
+@dataclass(frozen=True)
+class Throughput:
+    """One client count's comparison and its tallies (see the module docstring)."""
+
+    row: Comparison
+    clients: int
+    steps: int  # edits per client in one run
+    patches: int  # acknowledged patches (every patch: each one is asserted)
+    round_trips: int  # acknowledged GET+PUT round trips
+    failed: int  # GET+PUT round trips that failed
+    patches_kept: int  # hashline clients whose last acknowledged edit is in the file
+    round_trips_kept: int | str  # the same for GET+PUT clients, or what the file is now
+
+    def line(self) -> str:
+        """Rates over the median run, the peer's scaled by its share of acknowledged round
+        trips (the counts include the warm-up run; the times do not)."""
+        edits = self.clients * self.steps
+        ours = edits / statistics.median(self.row.candidate_s)
+        acknowledged = self.round_trips / max(1, self.round_trips + self.failed)
+        theirs = acknowledged * edits / statistics.median(self.row.baseline_s)
+        return (
+            f"  {self.clients} client(s): {ours:7.1f} patches/s, "
+            f"{_kept(self.patches_kept, self.clients)}  vs  {theirs:7.1f} GET+PUT/s acknowledged "
+            f"({self.failed} failed), {_kept(self.round_trips_kept, self.clients)}"
+        )
+
+
+def _kept(kept: int | str, clients: int) -> str:
+    if isinstance(kept, str):
+        return f"the saved notebook is {kept}: no edit is kept"
+    return f"last edits kept {kept} of {clients}"
+
+
 def throughput_case(
-    server: LocalServer, clients: int, steps: int, repeats: int
-) -> tuple[Comparison, int]:
-    """The comparison and how many peer round trips failed (a GET caught a save mid-write)."""
+    server: LocalServer, clients: int, steps: int, repeats: int, pristine: Path
+) -> Throughput:
+    """The comparison, the acknowledged and failed round trips (a GET that caught a save
+    mid-write fails), and whose last edits the saved files still hold. The peers start from
+    `pristine` (a file an earlier case tore would fail every round trip)."""
+    shutil.copy(pristine, server.root / "peer.ipynb")
     agents = [PatchAgent(server.client(), "rest.ipynb", 10 + c) for c in range(clients)]
     peers = [ContentsPeer(server.client(), "peer.ipynb", 10 + c) for c in range(clients)]
     row = compare(
@@ -286,7 +360,16 @@ def throughput_case(
         ("contents GET + PUT", lambda: run_clients([p.step for p in peers], steps)),
         repeats=repeats,
     )
-    return row, sum(p.failures for p in peers)
+    kept = last_edits_kept(server.root / "rest.ipynb", agents)
+    if kept != clients:
+        raise AssertionError(
+            f"hashline's notebook after {clients} clients' patches: "
+            f"{_kept(kept, clients)}: an acknowledged edit was lost"
+        )
+    return Throughput(
+        row, clients, steps, sum(a.count for a in agents), sum(p.done for p in peers),
+        sum(p.failures for p in peers), kept, last_edits_kept(server.root / "peer.ipynb", peers),
+    )  # fmt: skip
 
 
 def main() -> None:
@@ -298,19 +381,18 @@ def main() -> None:
         root.mkdir()
         make_notebook(root / "rest.ipynb", cells)
         shutil.copy(root / "rest.ipynb", root / "peer.ipynb")
+        shutil.copy(root / "rest.ipynb", work / "pristine.ipynb")
         size_kb = (root / "rest.ipynb").stat().st_size // 1024
         with LocalServer(root, work / "home") as server:
             rows = [person_saving_case(server, repeats), latency_case(server, repeats)]
-            loads = {n: throughput_case(server, n, steps, max(1, repeats // 3)) for n in (1, 4, 8)}
-        rows += [row for row, _ in loads.values()]
+            loads = [
+                throughput_case(server, n, steps, max(1, repeats // 3), work / "pristine.ipynb")
+                for n in (1, 4, 8)
+            ]
+        rows += [load.row for load in loads]
         report(f"server REST, notebook of {cells} cells ({size_kb} KB), loopback", rows, args.json)
-        for clients, (row, failures) in loads.items():
-            rate = clients * steps / statistics.median(row.candidate_s)
-            peer = clients * steps / statistics.median(row.baseline_s)
-            print(
-                f"  {clients} client(s): {rate:7.1f} patches/s  vs  {peer:7.1f} GET+PUT/s "
-                f"({failures} peer round trips failed)"
-            )
+        for load in loads:
+            print(load.line())
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -52,6 +52,9 @@ def check_server(rows: Rows, stdout: str) -> None:
     assert [row["name"].split()[0] for row in rows] == ["cold", "one-line", "1", "4", "8"]
     assert all(row["ratio"] > 0 for row in rows)
     assert "patches/s" in stdout
+    for clients in (1, 4, 8):  # every hashline client's last acknowledged edit is in the file
+        assert f"{clients} client(s):" in stdout
+        assert f"patches/s, last edits kept {clients} of {clients}  vs" in stdout
 
 
 def check_safety(payload: Any, stdout: str) -> None:
