@@ -319,9 +319,8 @@ def corpus_aggregates(corpus: list[Comparison]) -> list[Aggregate]:
 
     large = [r for r in corpus if int(r.name.split()[1]) * 1024 >= CORPUS_LARGE]
     ratios = [r.ratio for r in corpus]
-    computed = [r for r in corpus if r.compute_ratio is not None]
-    computes = [r.compute_ratio for r in computed if r.compute_ratio is not None]
-    floor_computes = [r.floor_compute_ratio for r in computed if r.floor_compute_ratio is not None]
+    computes = [r.compute_ratio for r in corpus if r.compute_ratio is not None]
+    floor_computes = [r.floor_compute_ratio for r in corpus if r.floor_compute_ratio is not None]
     rows = [
         Aggregate(f"corpus, {len(ratios)} notebooks: median", ratios, "median", CORPUS_MEDIAN,
                   **bounds(corpus)),

@@ -65,22 +65,23 @@ class Comparison:
     def compute_ratio(self) -> float | None:
         """Each contender's time above its own durable write, candidate over baseline (None
         unless both writes were measured)."""
-        if not self.write_s or not self.baseline_write_s:
-            return None
-        ours = statistics.median(self.candidate_s) - statistics.median(self.write_s)
-        theirs = statistics.median(self.baseline_s) - statistics.median(self.baseline_write_s)
-        return max(ours, 0.0) / theirs if theirs > 0 else None
+        return self._above_write(self.candidate_s, self.write_s)
 
     @property
     def floor_compute_ratio(self) -> float | None:
         """The JSON floor's time above Jupyter's write (the floor writes with it), over the
         baseline's: what `json.loads` + `json.dumps` alone cost where `compute_ratio` is read
         (None unless the floor and the baseline's write were measured)."""
-        if not self.floor_s or not self.baseline_write_s:
+        return self._above_write(self.floor_s, self.baseline_write_s)
+
+    def _above_write(self, times: list[float], write: list[float]) -> float | None:
+        """The median of `times` above that of `write`, over the baseline's time above its
+        own write (None when any of them was not measured)."""
+        if not times or not write or not self.baseline_write_s:
             return None
-        floor = statistics.median(self.floor_s) - statistics.median(self.baseline_write_s)
+        ours = statistics.median(times) - statistics.median(write)
         theirs = statistics.median(self.baseline_s) - statistics.median(self.baseline_write_s)
-        return max(floor, 0.0) / theirs if theirs > 0 else None
+        return max(ours, 0.0) / theirs if theirs > 0 else None
 
     @property
     def write_share(self) -> float | None:

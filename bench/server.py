@@ -201,8 +201,7 @@ def last_edits_kept(path: Path, writers: Sequence[PatchAgent | ContentsPeer]) ->
     except (ValueError, KeyError, TypeError):
         return "not JSON"
     sources = ["".join(cell["source"]) for cell in cells]
-    kept = (w.last and w.last in sources[w.cell].split("\n") for w in writers)
-    return sum(1 for found in kept if found)
+    return sum(1 for w in writers if w.last and w.last in sources[w.cell].split("\n"))
 
 
 class ContentsPeer:
@@ -318,8 +317,7 @@ class Throughput:
 
     row: Comparison
     clients: int
-    steps: int  # edits per client in one run
-    patches: int  # acknowledged patches (every patch: each one is asserted)
+    steps: int  # edits per client in one run (every patch is acknowledged: each is asserted)
     round_trips: int  # acknowledged GET+PUT round trips
     failed: int  # GET+PUT round trips that failed
     patches_kept: int  # hashline clients whose last acknowledged edit is in the file
@@ -367,7 +365,7 @@ def throughput_case(
             f"{_kept(kept, clients)}: an acknowledged edit was lost"
         )
     return Throughput(
-        row, clients, steps, sum(a.count for a in agents), sum(p.done for p in peers),
+        row, clients, steps, sum(p.done for p in peers),
         sum(p.failures for p in peers), kept, last_edits_kept(server.root / "peer.ipynb", peers),
     )  # fmt: skip
 
