@@ -318,7 +318,8 @@ def corpus_aggregates(corpus: list[Comparison]) -> list[Aggregate]:
     def bounds(rows: list[Comparison]) -> dict[str, list[float]]:
         floors = [r.floor_ratio for r in rows if r.floor_ratio is not None]
         writes = [r.write_ratio for r in rows if r.write_ratio is not None]
-        return {"floors": floors, "writes": writes}
+        durable = [r.durable_floor_ratio for r in rows if r.durable_floor_ratio is not None]
+        return {"floors": floors, "writes": writes, "durable_floors": durable}
 
     large = [r for r in corpus if int(r.name.split()[1]) * 1024 >= CORPUS_LARGE]
     ratios = [r.ratio for r in corpus]

@@ -5,9 +5,12 @@ run alternately, repeat by repeat, so machine noise hits both alike. Reported ra
 median(candidate) / median(baseline) with the spread (min..max of per-repeat ratios).
 
 A comparison may also time, in the same rotation, what bounds it from below: the JSON floor
-(parse + dump + the same durable write) and the durable write alone. Its row then says how far
-each is from the baseline, and a missed target says whether the miss is the floor's (the target
-is under what the durable write alone, or the JSON floor, costs here) or ours (above the floor).
+(parse + dump + the baseline's write), the candidate's durable write alone and the baseline's
+write alone. Its row then says how far each is from the baseline, and a missed target says
+whether the miss is the floor's or ours: the target is under what the durable write alone costs
+here, or under the JSON floor with the candidate's durable write in place of the baseline's
+(what parsing and dumping alone would cost an edit written as durably as ours), or under the
+JSON floor itself; else the miss is ours (above the floor).
 """
 
 from __future__ import annotations
@@ -62,6 +65,18 @@ class Comparison:
         return _ratio_of(self.write_s, self.baseline_s)
 
     @property
+    def durable_floor_ratio(self) -> float | None:
+        """The JSON floor with the candidate's durable write in place of the baseline's (the
+        floor's time, less the baseline's write, plus the candidate's), over the baseline: what
+        parsing and dumping alone cost an edit written as durably as ours (None unless the
+        floor and both writes were measured)."""
+        if not self.floor_s or not self.write_s or not self.baseline_write_s:
+            return None
+        median = statistics.median
+        floor = median(self.floor_s) - median(self.baseline_write_s) + median(self.write_s)
+        return floor / median(self.baseline_s)
+
+    @property
     def compute_ratio(self) -> float | None:
         """Each contender's time above its own durable write, candidate over baseline (None
         unless both writes were measured)."""
@@ -90,7 +105,9 @@ class Comparison:
 
     @property
     def reach(self) -> str:
-        return miss_reason(self.ratio, self.target, self.floor_ratio, self.write_ratio)
+        return miss_reason(
+            self.ratio, self.target, self.floor_ratio, self.write_ratio, self.durable_floor_ratio
+        )
 
     def row(self) -> str:
         lo, hi = self.spread
@@ -98,10 +115,12 @@ class Comparison:
         base_ms = statistics.median(self.baseline_s) * 1e3
         target = "" if self.target is None else f"  target <= {self.target:g}x"
         verdict = {None: "", True: "  MET", False: "  MISSED"}[self.met]
+        below = bounds(
+            self.floor_ratio, self.write_ratio, self.write_share, self.durable_floor_ratio
+        )
         return (
             f"{self.name:<48} {self.ratio:7.3f}x  [{lo:.3f}..{hi:.3f}]  "
-            f"{cand_ms:10.3f} ms vs {base_ms:10.3f} ms{target}{verdict}"
-            f"{bounds(self.floor_ratio, self.write_ratio, self.write_share)}"
+            f"{cand_ms:10.3f} ms vs {base_ms:10.3f} ms{target}{verdict}{below}"
             f"{'' if self.met is not False else '  (' + self.reach + ')'}"
         )
 
@@ -117,6 +136,7 @@ class Aggregate:
     target: float | None = None
     floors: list[float] = field(default_factory=list)  # the rows' JSON floor ratios
     writes: list[float] = field(default_factory=list)  # the rows' durable write ratios
+    durable_floors: list[float] = field(default_factory=list)  # floors with our write, per row
 
     @property
     def ratio(self) -> float:
@@ -139,8 +159,14 @@ class Aggregate:
         return _statistic(self.writes, self.statistic) if self.writes else None
 
     @property
+    def durable_floor_ratio(self) -> float | None:
+        return _statistic(self.durable_floors, self.statistic) if self.durable_floors else None
+
+    @property
     def reach(self) -> str:
-        return miss_reason(self.ratio, self.target, self.floor_ratio, self.write_ratio)
+        return miss_reason(
+            self.ratio, self.target, self.floor_ratio, self.write_ratio, self.durable_floor_ratio
+        )
 
     def row(self) -> str:
         lo, hi = self.spread
@@ -149,7 +175,7 @@ class Aggregate:
         return (
             f"{self.name:<48} {self.ratio:7.3f}x  [{lo:.3f}..{hi:.3f}]  "
             f"{self.statistic} of {len(self.ratios)} ratios{target}{verdict}"
-            f"{bounds(self.floor_ratio, self.write_ratio, None)}"
+            f"{bounds(self.floor_ratio, self.write_ratio, None, self.durable_floor_ratio)}"
             f"{'' if self.met is not False else '  (' + self.reach + ')'}"
         )
 
@@ -183,30 +209,45 @@ def _ratio_of(part: list[float], whole: list[float]) -> float | None:
     return statistics.median(part) / statistics.median(whole)
 
 
-def bounds(floor: float | None, write: float | None, share: float | None) -> str:
-    """`  floor 0.710x, write 0.550x (62% of ours)`: what bounds a row from below."""
+def bounds(
+    floor: float | None, write: float | None, share: float | None, durable: float | None = None
+) -> str:
+    """`  floor 0.710x (0.790x with our write), write 0.550x (62% of ours)`: what bounds a row
+    from below."""
     parts = []
     if floor is not None:
-        parts.append(f"floor {floor:.3f}x")
+        parts.append(
+            f"floor {floor:.3f}x" + ("" if durable is None else f" ({durable:.3f}x with our write)")
+        )
     if write is not None:
         parts.append(f"write {write:.3f}x" + ("" if share is None else f" ({share:.0%} of ours)"))
     return ("  " + ", ".join(parts)) if parts else ""
 
 
 def miss_reason(
-    ratio: float, target: float | None, floor: float | None, write: float | None
+    ratio: float,
+    target: float | None,
+    floor: float | None,
+    write: float | None,
+    durable_floor: float | None = None,
 ) -> str:
     """Why a row misses its target: the floor's cost or ours (see the module docstring)."""
     if target is None or ratio <= target:
         return "met"
     if write is not None and target < write:
         return "unreachable here: the durable write alone is over the target"
+    if durable_floor is not None and target < durable_floor:
+        where = _against(ratio, durable_floor)
+        return f"the JSON floor with our durable write is over the target too; {where}"
     if floor is None:
         return "our overhead (no floor measured)"
     if target < floor:
-        where = "ours is at or under it" if ratio <= floor else "ours is above it: our overhead"
-        return f"the JSON floor is over the target too; {where}"
+        return f"the JSON floor is over the target too; {_against(ratio, floor)}"
     return "above the floor: our overhead"
+
+
+def _against(ratio: float, floor: float) -> str:
+    return "ours is at or under it" if ratio <= floor else "ours is above it: our overhead"
 
 
 def _time_once(fn: Callable[[], object]) -> float:
@@ -303,5 +344,6 @@ def _raw(r: Row) -> dict[str, object]:
         asdict(r)
         | {"ratio": r.ratio, "spread": r.spread, "met": r.met, "reach": r.reach}
         | {"floor_ratio": r.floor_ratio, "write_ratio": r.write_ratio}
+        | {"durable_floor_ratio": r.durable_floor_ratio}
         | ({"compute_ratio": r.compute_ratio} if isinstance(r, Comparison) else {})
     )

@@ -24,7 +24,9 @@ def _ratio_row(bench: str, row: Mapping[str, Any]) -> str:
     verdict = "no target" if target is None else ("MET" if row["met"] else "MISSED")
     goal = "" if target is None else f"<= {target:g}x"
     floor, write = row.get("floor_ratio"), row.get("write_ratio")
+    durable = row.get("durable_floor_ratio")
     bounds = "" if floor is None else f"  floor {floor:.3f}x"
+    bounds += "" if floor is None or durable is None else f" ({durable:.3f}x with our write)"
     bounds += "" if write is None else f"  write {write:.3f}x"
     why = f" ({row['reach']})" if target is not None and not row["met"] and "reach" in row else ""
     return (

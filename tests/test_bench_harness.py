@@ -1,5 +1,6 @@
-"""The bench's compute rows show their own floor: the JSON floor's time above Jupyter's write,
-on the scale the compute ratio is read, so a target under it reads as the floor's miss."""
+"""The bench's rows show their own floors, so a target under one reads as the floor's miss: the
+compute rows, the JSON floor's time above Jupyter's write (the scale the compute ratio is read
+on); the round-trip rows, the JSON floor with hashline's durable write in place of Jupyter's."""
 
 from __future__ import annotations
 
@@ -41,3 +42,37 @@ def test_the_corpus_compute_row_reports_its_floor_and_blames_it_when_it_is_over(
     rows[1] = _row("corpus     5 KB b.ipynb", 2.0, 1.0, 2.0, 1.0, floor=1.1)
     compute = next(a for a in corpus_aggregates(rows) if "compute" in a.name)
     assert compute.reach == "above the floor: our overhead"  # floor median 0.1x: ours to cut
+
+
+def test_the_durable_floor_is_the_json_floor_with_our_write_in_place_of_jupyters() -> None:
+    row = _row("corpus     3 KB a.ipynb", ours=3.0, write=1.5, theirs=2.0, their_write=1.0,
+               floor=1.2)  # fmt: skip
+    assert row.durable_floor_ratio == pytest.approx(0.85)  # (1.2 - 1.0 + 1.5) / 2.0
+    assert row.floor_ratio == pytest.approx(0.6)
+    assert "floor 0.600x (0.850x with our write)" in row.row()
+    without = Comparison("x", "a", "b", candidate_s=[1.0], baseline_s=[2.0], floor_s=[1.0])
+    assert without.durable_floor_ratio is None  # no writes measured: no durable floor
+
+
+def test_a_round_trip_target_under_the_durable_floor_reads_as_the_floors_miss() -> None:
+    """Planted figures: the median's floor is under the 0.5x target, but not once our write
+    replaces Jupyter's; then with a cheaper write of ours, the same miss is our overhead."""
+    rows = [
+        _row("corpus     3 KB a.ipynb", 2.4, 0.9, 2.0, 0.6, floor=0.95),
+        _row("corpus     5 KB b.ipynb", 2.2, 0.9, 2.0, 0.6, floor=0.95),
+        _row("corpus    12 KB c.ipynb", 2.0, 0.9, 2.0, 0.6, floor=0.95),
+    ]
+    median = next(a for a in corpus_aggregates(rows) if a.name.endswith("median"))
+    assert median.met is False  # 1.1x against 0.5x
+    assert median.floor_ratio == pytest.approx(0.475)  # under the target on its own
+    assert median.durable_floor_ratio == pytest.approx(0.625)  # (0.95 - 0.6 + 0.9) / 2.0
+    assert median.reach.startswith("the JSON floor with our durable write is over the target")
+    assert median.reach.endswith("ours is above it: our overhead")
+    assert "floor 0.475x (0.625x with our write)" in median.row()
+    rows = [
+        _row("corpus     3 KB a.ipynb", 2.4, 0.6, 2.0, 0.6, floor=0.95),
+        _row("corpus     5 KB b.ipynb", 2.2, 0.6, 2.0, 0.6, floor=0.95),
+        _row("corpus    12 KB c.ipynb", 2.0, 0.6, 2.0, 0.6, floor=0.95),
+    ]
+    median = next(a for a in corpus_aggregates(rows) if a.name.endswith("median"))
+    assert median.reach == "above the floor: our overhead"  # 0.475x either way: ours to cut
