@@ -9,6 +9,7 @@ from typing import Any
 
 import nbformat
 import pytest
+from jupyter_server.services.contents.filecheckpoints import AsyncFileCheckpoints
 from jupyter_server.services.contents.filemanager import (
     AsyncFileContentsManager,
     FileContentsManager,
@@ -77,6 +78,46 @@ async def test_notebooks_are_saved_byte_for_byte_with_their_checkpoint(manager: 
     if hasattr(checkpoints, "__await__"):
         checkpoints = await checkpoints
     assert len(checkpoints) == 1  # as the first save of a notebook model makes one
+
+
+@pytest.mark.parametrize("how", ["text", "bytes"])
+async def test_every_save_keeps_one_checkpoint_as_jupyters_own_does(manager: Any, how: str) -> None:
+    """A save keeps the checkpoint there is (a person's restore point), and makes one when
+    there is none (deleted meanwhile), whichever way the notebook is stored."""
+    fs = ContentsFilesystem(manager)
+
+    async def save(source: str) -> None:
+        text = notebook_text(source)
+        if how == "text":
+            await fs.write_text("nb.ipynb", text)
+        else:
+            await fs.write_bytes("nb.ipynb", text.encode())
+
+    await save("x = 1")
+    checkpoint = Path(manager.checkpoints.checkpoint_path("checkpoint", "nb.ipynb"))
+    assert '"x = 1"' in checkpoint.read_text()
+    await save("x = 2")
+    assert '"x = 1"' in checkpoint.read_text()  # kept: a later save never moves it
+    checkpoint.unlink()
+    await save("x = 3")
+    assert '"x = 3"' in checkpoint.read_text()  # none left: made anew, as Jupyter's save does
+
+
+async def test_checkpoints_kept_another_way_are_listed_through_the_manager(tmp_path: Path) -> None:
+    """A checkpoints class of its own (here a subclass of Jupyter's) is asked whether the
+    notebook has a checkpoint, never second-guessed by looking for Jupyter's file."""
+    asked: list[str] = []
+
+    class Recorded(AsyncFileCheckpoints):
+        async def list_checkpoints(self, path: str) -> list[dict[str, Any]]:
+            asked.append(path)
+            return [{"id": "elsewhere", "last_modified": None}]
+
+    manager = AsyncFileContentsManager(root_dir=str(tmp_path), checkpoints_class=Recorded)
+    fs = ContentsFilesystem(manager)
+    await fs.write_bytes("nb.ipynb", notebook_text("x = 1").encode())
+    assert asked == ["nb.ipynb"]
+    assert not Path(manager.checkpoints.checkpoint_path("checkpoint", "nb.ipynb")).exists()
 
 
 async def test_notebooks_are_saved_as_notebook_models_when_hooks_run(manager: Any) -> None:

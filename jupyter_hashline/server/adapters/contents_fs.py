@@ -45,6 +45,10 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
 from jupyter_core.utils import ensure_async
+from jupyter_server.services.contents.filecheckpoints import (
+    AsyncFileCheckpoints,
+    FileCheckpoints,
+)
 from jupyter_server.services.contents.fileio import path_to_intermediate
 from jupyter_server.services.contents.filemanager import (
     AsyncFileContentsManager,
@@ -54,6 +58,7 @@ from jupyter_server.services.contents.largefilemanager import (
     AsyncLargeFileManager,
     LargeFileManager,
 )
+from jupyter_server.services.contents.manager import AsyncContentsManager, ContentsManager
 from tornado.web import HTTPError
 
 from ...hashline import (
@@ -511,7 +516,29 @@ def _has_save_hooks(cm: Any) -> bool:
 
 
 async def _ensure_checkpoint(cm: Any, path: str) -> None:
-    """What a notebook save does after saving: make sure one checkpoint exists."""
-    checkpoints = await ensure_async(cm.list_checkpoints(path))
-    if not checkpoints:
+    """What a notebook save does after saving: make sure one checkpoint exists. With
+    jupyter_server's own file checkpoints, that is whether the checkpoint's file exists (where
+    they keep it, one `isfile`): their `list_checkpoints` also builds the checkpoint's model,
+    and the async one stats the file in a worker thread for its date, which nobody reads here
+    (0.7 ms of every agent save of a 15 KB notebook on a real server)."""
+    if _lists_stock_checkpoints(cm):
+        found = os.path.isfile(cm.checkpoints.checkpoint_path("checkpoint", path.strip("/")))
+    else:
+        found = bool(await ensure_async(cm.list_checkpoints(path)))
+    if not found:
         await ensure_async(cm.create_checkpoint(path))
+
+
+_STOCK_CHECKPOINTS = (FileCheckpoints, AsyncFileCheckpoints)
+_LISTS_ITS_CHECKPOINTS = (ContentsManager.list_checkpoints, AsyncContentsManager.list_checkpoints)
+
+
+def _lists_stock_checkpoints(cm: Any) -> bool:
+    """Whether `cm` lists checkpoints by asking jupyter_server's own file checkpoints, exactly
+    (a subclass, or a manager listing them its own way, is asked through `list_checkpoints`)."""
+    listing = getattr(type(cm), "list_checkpoints", None)
+    return (
+        type(getattr(cm, "checkpoints", None)) in _STOCK_CHECKPOINTS
+        and "list_checkpoints" not in vars(cm)
+        and listing in _LISTS_ITS_CHECKPOINTS
+    )
