@@ -115,15 +115,11 @@ PRAGMA user_version = 3
 """
 _MIGRATIONS = ((1, _MIGRATE_FROM_1), (2, _MIGRATE_FROM_2))  # version-1 seen lines get agents;
 # version-2 versions may be deltas
-_DROP_UNNEEDED = """
-WITH RECURSIVE needed (id) AS (
-    SELECT base_id FROM versions WHERE path = ? AND hidden = 0 AND base_id IS NOT NULL
-    UNION
-    SELECT v.base_id FROM versions AS v JOIN needed ON v.id = needed.id
-    WHERE v.base_id IS NOT NULL
-)
-DELETE FROM versions WHERE path = ? AND hidden = 1 AND id NOT IN (SELECT id FROM needed)
+_UNNEEDED_BASE = """
+SELECT base_id FROM versions WHERE id = ? AND hidden = 1
+    AND NOT EXISTS (SELECT 1 FROM versions AS delta WHERE delta.base_id = ?)
 """
+"""A hidden version no version is stored against: found, it goes (and this is its base)."""
 _ROW = "id, tag, recorded_at_ms, text_sha256, base_id, prefix, suffix, text"
 _TABLES = frozenset({"counters", "paths", "versions", "seen"})
 
@@ -368,7 +364,7 @@ class SqliteSnapshotStore:
             return
         conn.executemany("UPDATE versions SET hidden = 1 WHERE id = ?", rows)
         conn.executemany("DELETE FROM seen WHERE version_id = ?", rows)
-        conn.execute(_DROP_UNNEEDED, (key, key))
+        _drop_unneeded(conn, [row[0] for row in rows])
 
     def _evict_paths(self, conn: sqlite3.Connection) -> None:
         conn.execute(
@@ -646,6 +642,23 @@ def _migrate(conn: sqlite3.Connection, old: int, script: str) -> None:
         conn.rollback()
         raise
     conn.commit()
+
+
+def _drop_unneeded(conn: sqlite3.Connection, hidden: list[int]) -> None:
+    """Delete the versions just `hidden` that no version is stored against, then each one's
+    base when that base, hidden too, is needed no more, and so on down the chain: a hidden
+    version stays exactly while a kept version's chain of bases leads through it. (Only a trim
+    hides versions, and every trim drops what it made unneeded: no other hidden version can
+    have become unneeded.) One indexed lookup per version, never a walk over the path's
+    versions, whose columns after each text cost its overflow pages to read."""
+    while hidden:
+        version_id = hidden.pop()
+        unneeded = conn.execute(_UNNEEDED_BASE, (version_id, version_id)).fetchone()
+        if unneeded is None:
+            continue
+        conn.execute("DELETE FROM versions WHERE id = ?", (version_id,))
+        if unneeded[0] is not None:
+            hidden.append(unneeded[0])
 
 
 def _lengths(delta: Delta | None) -> tuple[int, int]:

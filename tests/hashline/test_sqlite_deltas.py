@@ -115,12 +115,24 @@ class Run:
             assert deepest <= sqlite_store.MAX_DEPTH
             stale = "SELECT count(*) FROM seen JOIN versions ON id = version_id WHERE hidden = 1"
             assert conn.execute(stale).fetchone()[0] == 0
+            assert conn.execute(_UNNEEDED).fetchone()[0] == 0  # a hidden version nothing needs
             deltas = conn.execute("SELECT count(*) FROM versions WHERE base_id IS NOT NULL")
             hidden = conn.execute("SELECT count(*) FROM versions WHERE hidden = 1")
             return deltas.fetchone()[0], hidden.fetchone()[0]
         finally:
             conn.close()
 
+
+_UNNEEDED = """
+WITH RECURSIVE needed (id) AS (
+    SELECT base_id FROM versions WHERE hidden = 0 AND base_id IS NOT NULL
+    UNION
+    SELECT v.base_id FROM versions AS v JOIN needed ON v.id = needed.id WHERE v.base_id IS NOT NULL
+)
+SELECT count(*) FROM versions WHERE hidden = 1 AND id NOT IN (SELECT id FROM needed)
+"""
+"""The hidden versions no kept version's chain of bases leads through (the definition the
+trim is held to, walked over the whole file): a trim leaves none."""
 
 _DEEPEST = """
 WITH RECURSIVE chain (id, length) AS (
@@ -279,6 +291,25 @@ def test_seen_lines_go_with_a_version_dropped_from_the_ring(tmp_path: Path) -> N
     conn.close()
     assert rows == [(1, None), (0, 1), (0, 2)]  # the first is needed by the second, hidden
     assert lines == 0
+
+
+@pytest.mark.parametrize("delta_min_bytes", [0, 10**9])
+def test_the_file_keeps_the_ring_and_the_bases_it_needs_and_nothing_more(
+    tmp_path: Path, delta_min_bytes: int
+) -> None:
+    """200 records of one path through a ring of 4: with deltas the file holds the ring and
+    the hidden bases its chains lead through; without, the ring alone."""
+    text = "".join(f"line {n}\n" for n in range(40))
+    with SqliteSnapshotStore(tmp_path / "s.db", 4, delta_min_bytes=delta_min_bytes) as store:
+        for n in range(200):
+            store.record("f.py", text.replace(f"line {n % 40}\n", f"changed {n}\n"))
+    conn = sqlite3.connect(tmp_path / "s.db")
+    counted = "SELECT count(*) - sum(hidden), sum(hidden) FROM versions"
+    kept, hidden = conn.execute(counted).fetchone()
+    unneeded = conn.execute(_UNNEEDED).fetchone()[0]
+    conn.close()
+    assert (kept, unneeded) == (4, 0)
+    assert hidden <= (sqlite_store.MAX_DEPTH if delta_min_bytes == 0 else 0)
 
 
 def test_the_blob_cache_is_bounded_by_entries_and_bytes() -> None:
