@@ -7,6 +7,7 @@ the server's shared document as updates and is unsaved until the room saves.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -133,6 +134,41 @@ async def test_patch_lands_live_and_the_persons_unsaved_typing_survives(
         assert source(person, 0) == "a = 1  # typed, not saved"
     service = jp_serverapp.web_app.settings["jupyter_hashline_service"]
     assert isinstance(service.filesystem.guard, LiveWriteGuard)
+
+
+async def test_a_save_the_room_drops_for_a_newer_change_is_made_again(
+    api: Api, jp_root_dir: Path, jp_serverapp: Any, open_in_lab: OpenInLab
+) -> None:
+    """A change reaching the room while it saves (a keystroke; JupyterLab marking the document
+    dirty) schedules a newer save, which cancels the running one, and that one then ends
+    quietly as if done. The edit's save is made again: the reply's file holds the edit."""
+    write_notebook(jp_root_dir / NB, "a = 1", "b = 2")
+    async with open_in_lab(NB) as person:
+        type_into(person, 0, 5, "  # typed, not saved")
+        shared = server_document(jp_serverapp)
+        await until(lambda: "typed" in source(shared, 0), "the keystrokes to reach the server")
+        settings = jp_serverapp.web_app.settings
+        loader = settings["jupyter_server_ydoc"].file_loaders[
+            settings["file_id_manager"].get_id(NB)
+        ]
+        real, saves = loader.maybe_save_content, {"dropped": 0, "done": 0}
+
+        async def interrupted(model: dict[str, Any]) -> Any:
+            if not saves["dropped"]:
+                saves["dropped"] += 1
+                shared.dirty = True  # a change mid-save: the room schedules a newer save
+                await asyncio.sleep(0.5)  # cancelled here, before writing anything
+            saves["done"] += 1
+            return await real(model)
+
+        loader.maybe_save_content = interrupted
+        header = (await read(api))["header"]
+        status, body = await patch(api, f"{header}\nreplace 4:\n+b = 20\n")
+        assert status == 200, body
+        assert saves == {"dropped": 1, "done": 1}
+        assert disk_sources(jp_root_dir / NB) == ["a = 1  # typed, not saved", "b = 20"]
+        on_disk = nbformat.read(jp_root_dir / NB, as_version=4)
+        assert body["sections"][0]["tag"] == section_tag(project_notebook(on_disk))
 
 
 async def test_landed_text_is_the_projection_of_the_file_on_disk(

@@ -25,6 +25,8 @@ from typing import Any
 
 ROOM_PREFIX = "json:notebook:"
 SAVE_HOOK = "_save_to_disc"
+LATEST_SAVE = "_saving_document"
+"""The room's latest save task: a newer one cancels the one before (see `LiveRoom.save`)."""
 
 Settings = Callable[[], Mapping[str, Any]]
 
@@ -40,17 +42,23 @@ class LiveRoom:
     async def save(self, *, attempts: int = 40, pause_s: float = 0.05) -> bool:
         """Save the whole shared document now; False if the room would not save.
 
-        The hook returns None while the room is reloading from disk: retry for a moment.
+        The hook returns None while the room is reloading from disk: retry for a moment. A
+        change reaching the room while it saves (a keystroke, JupyterLab marking the document
+        dirty) makes the room start a newer save, which cancels the running one, and that one
+        then ends quietly, as if done: a save counts once it ended as the room's latest, else
+        it is made again (each time with the document as it is then).
         """
         for _ in range(attempts):
             hook = getattr(self.room, SAVE_HOOK, None)
             if not callable(hook):
                 return False
             task = hook()
-            if task is not None:
-                await task
+            if task is None:
+                await asyncio.sleep(pause_s)
+                continue
+            await task
+            if getattr(self.room, LATEST_SAVE, task) is task:
                 return True
-            await asyncio.sleep(pause_s)
         return False
 
 
