@@ -122,13 +122,12 @@ def median_corpus_notebook() -> Path:
     larger one when the median has none)."""
     found = sorted(corpus_notebooks(), key=lambda p: p.stat().st_size)
     for path in found[len(found) // 2 :]:
-        if any(c.cell_type == "code" and c.source.strip() for c in _cells(path)):
-            return path
+        try:
+            first_code_cell(nbformat.read(path, as_version=4))
+        except ValueError:
+            continue
+        return path
     raise ValueError("no corpus notebook from the median size up has a code cell to edit")
-
-
-def _cells(path: Path) -> list[Any]:
-    return list(nbformat.read(path, as_version=4).cells)
 
 
 def first_code_cell(nb: Any) -> int:
