@@ -368,3 +368,19 @@ async def test_live_save_room_replies_from_the_room_and_the_room_saves_it(
         assert body["sections"][0]["tag"] == section_tag(project_notebook(on_disk))
         assert "overwrite" not in room_events
         assert source(person, 0) == "a = 1  # typed, not saved"
+
+
+def test_a_save_counts_as_cancelled_only_when_the_room_cancelled_it() -> None:
+    """Python 3.11+ tasks count the cancel requests they got; a task without that count (3.10)
+    counts as cancelled once it is no longer the room's latest save."""
+    from types import SimpleNamespace
+
+    from jupyter_hashline.server.adapters.live_rooms import _cancelled
+
+    ours, newer = SimpleNamespace(), SimpleNamespace()
+    assert _cancelled(SimpleNamespace(_saving_document=newer), ours)
+    assert not _cancelled(SimpleNamespace(_saving_document=ours), ours)
+    counted = SimpleNamespace(cancelling=lambda: 0)
+    assert not _cancelled(SimpleNamespace(_saving_document=newer), counted)  # done, then a newer
+    asked = SimpleNamespace(cancelling=lambda: 1)
+    assert _cancelled(SimpleNamespace(_saving_document=asked), asked)

@@ -45,8 +45,8 @@ class LiveRoom:
         The hook returns None while the room is reloading from disk: retry for a moment. A
         change reaching the room while it saves (a keystroke, JupyterLab marking the document
         dirty) makes the room start a newer save, which cancels the running one, and that one
-        then ends quietly, as if done: a save counts once it ended as the room's latest, else
-        it is made again (each time with the document as it is then).
+        then ends quietly, as if done: a save the room cancelled is made again (each time with
+        the document as it is then); one that ended before a newer save began counts.
         """
         for _ in range(attempts):
             hook = getattr(self.room, SAVE_HOOK, None)
@@ -57,9 +57,19 @@ class LiveRoom:
                 await asyncio.sleep(pause_s)
                 continue
             await task
-            if getattr(self.room, LATEST_SAVE, task) is task:
+            if not _cancelled(self.room, task):
                 return True
         return False
+
+
+def _cancelled(room: Any, task: Any) -> bool:
+    """Whether the room cancelled its save `task` (a newer save did), which then ended quietly.
+    Python 3.11+ counts the cancel requests a task got (none once it is done); before it, a task
+    that is no longer the room's latest save may have been cancelled, so it counts as such."""
+    cancelling = getattr(task, "cancelling", None)
+    if callable(cancelling):
+        return bool(cancelling())
+    return getattr(room, LATEST_SAVE, task) is not task
 
 
 class RoomFinder:
