@@ -139,3 +139,30 @@ async def test_a_newer_text_twin_is_read_and_never_reverted(
     assert sources[:2] == ["a = 100", "b = 200"]  # the person's edits survive either way
     if status == 200:
         assert sources[2] == "c = 300"
+
+
+@pytest.mark.parametrize("path", ["fresh.ipynb", "sub/fresh.ipynb"])
+async def test_a_new_notebook_is_created_under_jupytexts_manager(
+    api: Api, jp_fetch: Fetch, jp_root_dir: Path, path: str
+) -> None:
+    # jupytext's manager is what a default install runs: a new notebook was answered 404 (the
+    # byte-storage check stat'ed the file before it existed).
+    (jp_root_dir / "sub").mkdir()
+    body = {"path": path, "content": "# %% [code]\nz = 1\n"}
+    status, reply = await api("write", method="POST", body=body)
+    assert status == 200, reply
+    assert reply["sections"][0]["op"] == "create"
+    stored = nbformat.read(jp_root_dir / path, as_version=4)
+    assert [c.source for c in stored.cells] == ["z = 1"]
+    response = await jp_fetch("api", "contents", path, method="GET")
+    assert json.loads(response.body)["type"] == "notebook"
+
+
+async def test_a_new_notebook_in_a_missing_folder_is_refused_naming_it(
+    api: Api, jp_root_dir: Path
+) -> None:
+    body = {"path": "nope/fresh.ipynb", "content": "# %% [code]\nz = 1\n"}
+    status, reply = await api("write", method="POST", body=body)
+    assert (status, reply["error"]) == (404, "not_found")
+    assert "the folder nope does not exist" in reply["message"]
+    assert not (jp_root_dir / "nope").exists()

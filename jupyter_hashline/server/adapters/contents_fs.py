@@ -23,7 +23,8 @@ Invariants:
   fsync: no moment where the notebook on disk is empty or partial, unlike the stock writer,
   which truncates in place), so the bytes the notebook layer built are the bytes saved,
   nothing is parsed again and nothing is read back. As on a notebook save, a notebook's first
-  save gets its checkpoint and the manager emits its `save` event.
+  save gets its checkpoint and the manager emits its `save` event. A notebook that does not
+  exist yet is created through jupytext's manager (its metadata may pair it).
 - Other writes save what they are given byte for byte (`type="file", format="text"`),
   notebooks included; a notebook's first save gets its checkpoint, as a notebook save does.
   Notebook models (`type="notebook"`, content as `nbformat.reads` gives it) are saved instead
@@ -288,7 +289,12 @@ class ContentsFilesystem(Filesystem, ByteStorage):
             config = await ensure_async(cm.get_config(path, use_cache=True))
             if config is not None and config.default_formats(path):
                 return False
-            info = os.stat(self._os_path(path))
+            try:
+                info = os.stat(self._os_path(path))
+            except FileNotFoundError:
+                # A new notebook: no bytes to tell by, so jupytext's manager saves it and
+                # pairs it as the metadata the agent wrote says.
+                return False
             known = self._unpaired_files.get(path)
             if known is not None and known[:2] == (info.st_size, info.st_mtime_ns):
                 return known[2]
