@@ -68,7 +68,7 @@ class FieldKind(Enum):
     NAMES = "names"  # a list of non-empty strings (REST: comma-separated)
     JSON_EDITS = "json_edits"  # the JSON edit form
     LAYOUT = "layout"  # how a notebook file is laid out when written: keep | nbformat
-    FLAG = "flag"  # true or false (REST query: "true" / "false")
+    FLAG = "flag"  # true or false (REST query: QUERY_FLAGS, "1" / "0" too)
 
 
 @dataclass(frozen=True, slots=True)
@@ -572,6 +572,9 @@ def mcp_definitions(names: tuple[str, ...] = TOOL_NAMES) -> list[dict[str, Any]]
 # -- the REST request schemas --------------------------------------------------------------------
 
 _WHOLE = "^[1-9][0-9]*$"
+QUERY_FLAGS = {"true": True, "false": False, "1": True, "0": False, "True": True, "False": False}
+"""Every spelling of a boolean a query string may carry: JSON's words (capitalised too, as
+Python's `requests` sends a `bool`) and Jupyter's own `1`/`0` (as in `content=1`)."""
 _POSITIVE_DECIMAL = "^(0*[1-9][0-9]*(\\.[0-9]+)?|0*\\.[0-9]*[1-9][0-9]*)$"
 
 
@@ -585,7 +588,7 @@ def _query_schema(field: Field) -> dict[str, Any]:
     elif kind is FieldKind.NAMES:
         return {"type": "string", "description": field.description + " Comma-separated."}
     elif kind is FieldKind.FLAG:
-        schema = {"type": "string", "enum": ["true", "false"]}
+        schema = {"type": "string", "enum": list(QUERY_FLAGS)}
     elif kind is FieldKind.JSON_EDITS:
         raise ValueError(f"{field.name}: the JSON edit form cannot travel in a query string")
     else:

@@ -26,7 +26,7 @@ from typing import Any
 
 from ..kernels.runner import MAX_TIMEOUT_S
 from ..notebook import LAYOUTS
-from .catalog import Field, FieldKind, ToolSpec
+from .catalog import QUERY_FLAGS, Field, FieldKind, ToolSpec
 from .errors import BadArgumentsError
 
 __all__ = ["Source", "tool_request"]
@@ -184,9 +184,12 @@ def _flag(spec: ToolSpec, field: Field, raw: Any) -> bool:
 
 
 def _flag_text(spec: ToolSpec, field: Field, raw: str) -> bool:
-    if raw not in ("true", "false"):
+    """A query boolean as clients send them: `true`/`false` (JSON's words, also capitalised
+    as Python's `requests` sends a `bool`) or `1`/`0` (Jupyter's own, e.g. `content=1`)."""
+    value = QUERY_FLAGS.get(raw)
+    if value is None:
         raise _wrong(spec, field, raw)
-    return raw == "true"
+    return value
 
 
 def _unsupported(spec: ToolSpec, field: Field, raw: Any) -> Any:
@@ -228,7 +231,7 @@ _EXPECTED = {
     FieldKind.NAMES: "a list of strings (ids)",
     FieldKind.JSON_EDITS: "the JSON form: an object {path, tag, edits} or a list of them",
     FieldKind.LAYOUT: "keep or nbformat",
-    FieldKind.FLAG: "true or false",
+    FieldKind.FLAG: "true or false (in a query string also 1 or 0)",
 }
 
 

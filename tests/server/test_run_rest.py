@@ -26,6 +26,7 @@ from traitlets.config import Config
 
 from jupyter_hashline.kernels.clients import own_client
 from jupyter_hashline.server.events import ACTIVITY_EVENT, EVENT_NAMESPACE, event_schema
+from jupyter_hashline.tools.catalog import QUERY_FLAGS
 
 NB = "work/analysis.ipynb"
 SLOW = "import time\nprint('first', flush=True)\ntime.sleep(1.5)\nprint('second')"
@@ -326,6 +327,10 @@ async def test_asked_for_images_run_and_outputs_list_the_png_a_cell_displayed(
     assert status == 200 and asked["images"] == ran["images"]
     status, plain = await api("outputs", params=query, schema="OutputsResponse")
     assert status == 200 and "images" not in plain and "iVBOR" not in plain["text"]
+    for spelling, wanted in QUERY_FLAGS.items():  # Jupyter's own are 1 / 0 (`content=1`)
+        params = {**query, "images": spelling}
+        status, got = await api("outputs", params=params, schema="OutputsResponse")
+        assert (status, got.get("images") == ran["images"]) == (200, wanted), (spelling, got)
     status, wrong = await api("outputs", params={**query, "images": "yes"})
     assert status == 400 and "`images` must be true or false" in wrong["message"]
 
