@@ -437,7 +437,7 @@ def _person_edits(path: Path, cell_id: str, old: str, new: str) -> None:
 async def second_act(root: Path) -> None:
     """The agent looks at the figure it drew; then two stale edits: one rebased, one refused.
     Told through the tools as an MCP client calls them (images on)."""
-    from .kernels.pool import DirectoryKernelPool
+    from .kernels import DirectoryKernelPool
     from .tools import open_directory, run_tool
 
     path = "figure.ipynb"

@@ -10,8 +10,8 @@ imported only by the surfaces that start kernels, never by `tools/`.
 The surfaces (server, widgets, mcp, agent, cli, demo) import only the faces of the other
 subpackages: `jupyter_hashline.tools`, `.notebook`, `.kernels`, `.hashline`, `.zones`, `.agent`,
 `.mcp` as their `__init__` exports them, never a module inside (`notebook.loading`,
-`hashline.patcher`, ...). The kernel pool and a kernel client load jupyter_client, so the
-`kernels` face leaves them out and they are faces of their own (`OWN_FACES`).
+`hashline.patcher`, ...). The kernel pool and a kernel client load jupyter_client: the
+`kernels` face exports them lazily, so no surface needs a way around it.
 
 Also: only `tools/` imports the `Patcher`; only `server/` imports jupyter_server or tornado;
 `tools/` imports no Jupyter server, tornado, ipywidgets or kernel client; no import cycle
@@ -49,11 +49,6 @@ ALLOWED_UPWARD = {
     ("jupyter_hashline.agent.session", "jupyter_hashline.widgets"),
 }
 SURFACES = {"server", "widgets", "mcp", "agent", "cli", "demo"}
-OWN_FACES = {
-    # Both load jupyter_client, which `jupyter_hashline.kernels` never does.
-    "jupyter_hashline.kernels.pool",  # the directory kernel pool (CLI, Session, demo)
-    "jupyter_hashline.kernels.clients",  # a kernel client of its own (the server's runner)
-}
 JUPYTER_SERVER = {"jupyter_server", "tornado"}
 NOT_IN_TOOLS = {"jupyter_server", "tornado", "ipywidgets", "jupyter_client", "ipykernel"}
 
@@ -146,7 +141,7 @@ def behind_faces(imports: list[Import]) -> list[str]:
             continue
         for target in targets(imp):
             there = layer(target)
-            if there in (None, here) or target == f"{NAME}.{there}" or target in OWN_FACES:
+            if there in (None, here) or target == f"{NAME}.{there}":
                 continue
             wrong.append(f"{imp.module}:{imp.line} imports {target}")
     return wrong
@@ -165,12 +160,13 @@ def test_the_faces_check_catches_a_module_behind_a_face(tmp_path: Path) -> None:
     probe = adapters / "probe.py"
     probe.write_text(
         "from ...notebook import load_notebook\n"  # a face: fine
-        "from ...kernels.pool import DirectoryKernelPool\n"  # a face of its own: fine
+        "from ...kernels import own_client\n"  # a lazy name of a face: fine
         "from ...notebook.loading import parse_json\n"  # 3
         "from ...hashline import patcher\n"  # 4: a submodule named from its package
         "import jupyter_hashline.kernels.execute\n"  # 5
+        "from ...kernels.clients import own_client\n"  # 6: behind the face's lazy name
         "def later():\n"
-        "    from ...tools.workspace import Workspace\n"  # 7: inside a function
+        "    from ...tools.workspace import Workspace\n"  # 8: inside a function
         "from ..errors import error_response\n",  # its own layer: fine
         encoding="utf-8",
     )
@@ -180,7 +176,8 @@ def test_the_faces_check_catches_a_module_behind_a_face(tmp_path: Path) -> None:
         f"{module}:3 imports {NAME}.notebook.loading",
         f"{module}:4 imports {NAME}.hashline.patcher",
         f"{module}:5 imports {NAME}.kernels.execute",
-        f"{module}:7 imports {NAME}.tools.workspace",
+        f"{module}:6 imports {NAME}.kernels.clients",
+        f"{module}:8 imports {NAME}.tools.workspace",
     ]
 
 

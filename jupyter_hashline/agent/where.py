@@ -92,7 +92,7 @@ def _kernels(folder: Path) -> NotebookRunner:
     """The session's own kernels (jupyter_client is loaded only when they are made)."""
 
     def make(fs: NotebookFilesystem) -> CellRunner:
-        from ..kernels.pool import DirectoryKernelPool
+        from ..kernels import DirectoryKernelPool
 
         return DirectoryKernelPool(fs, folder)
 

@@ -128,7 +128,7 @@ def workspace_for(args: argparse.Namespace) -> ToolWorkspace:
     root = args.root or os.getcwd()
     if not args.allow_run:
         return open_directory(root, args.store, run_refusal=RUN_OFF)
-    from ..kernels.pool import DirectoryKernelPool  # jupyter_client: only when cells may run
+    from ..kernels import DirectoryKernelPool  # jupyter_client: only when cells may run
 
     if args.command == "mcp":  # one kernel per notebook for the session, shut when idle
         pool = functools.partial(DirectoryKernelPool, idle_timeout_s=MCP_KERNEL_IDLE_S)

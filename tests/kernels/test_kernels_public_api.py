@@ -6,6 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import jupyter_hashline.kernels as kernels
 
 HEAVY = ("jupyter_client", "zmq", "tornado", "jupyter_server", "ipywidgets")
@@ -17,6 +19,7 @@ def test_exported_members() -> None:
         "CellRunner",
         "CellToRun",
         "DEFAULT_TIMEOUT_S",
+        "DirectoryKernelPool",
         "EVAL_CELL",
         "KernelAction",
         "KernelDiedError",
@@ -41,6 +44,7 @@ def test_exported_members() -> None:
         "choose_kernel",
         "execute_cells",
         "notebook_metadata",
+        "own_client",
         "plan_run",
         "with_note_appended",
         "write_back",
@@ -66,3 +70,15 @@ def test_the_directory_pool_loads_jupyter_client_but_no_server() -> None:
     loaded = loaded_after("import jupyter_hashline.kernels.pool")
     assert "jupyter_client" in loaded
     assert "jupyter_server" not in loaded and "ipywidgets" not in loaded
+
+
+def test_the_face_names_the_kernel_clients_and_loads_them_when_asked() -> None:
+    loaded = loaded_after("from jupyter_hashline.kernels import own_client, DirectoryKernelPool")
+    assert "jupyter_client" in loaded and "jupyter_server" not in loaded
+    face = kernels
+    from jupyter_hashline.kernels.clients import own_client
+    from jupyter_hashline.kernels.pool import DirectoryKernelPool
+
+    assert (face.own_client, face.DirectoryKernelPool) == (own_client, DirectoryKernelPool)
+    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+        face.nothing_here  # noqa: B018

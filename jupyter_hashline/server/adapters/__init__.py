@@ -8,7 +8,7 @@
   server (outputs go live into an open room through `LiveOutputs`).
 
 Each adapter imports only the faces of the lower packages (`jupyter_hashline.hashline`,
-`.notebook`, `.kernels`, `.tools`; `kernels.clients` for a kernel client of its own) and
+`.notebook`, `.kernels`, `.tools`) and
 jupyter_server; the handlers and the wiring (`server.service`, `server.app`) use them.
 """
 

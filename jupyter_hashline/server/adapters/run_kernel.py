@@ -51,10 +51,10 @@ from ...kernels import (
     choose_kernel,
     execute_cells,
     notebook_metadata,
+    own_client,
     with_note_appended,
     write_back,
 )
-from ...kernels.clients import own_client  # a face of its own: it loads jupyter_client
 from ...notebook import Executed, NotebookFilesystem
 from .contents_fs import ContentsFilesystem
 from .live_rooms import RoomFinder
