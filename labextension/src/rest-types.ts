@@ -119,7 +119,7 @@ export interface OutputsQuery {
   /** Clip the text to this many characters (default 4000). */
   max_chars?: string;
   /** Also return PNG/JPEG outputs as images (default: true over MCP, false over REST and the command line). */
-  images?: "true" | "false";
+  images?: "true" | "false" | "1" | "0" | "True" | "False";
 }
 
 export interface OutputsResponse {
