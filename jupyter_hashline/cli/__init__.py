@@ -43,6 +43,14 @@ import os
 import sys
 from collections.abc import Sequence
 
+# jsonschema (which nbformat imports) loads rfc3987_syntax, where it is installed (Jupyter's
+# jupyter-events pulls it in), for its optional `iri` format checks, and that module builds a
+# grammar as it is imported: 3 of the 4.6 s a command took here (python-jsonschema #1392,
+# #1521). Nothing a command validates has an `iri` format, so a command goes without it and
+# starts in about 1.5 s. Only when nothing imported jsonschema yet: a process that did keeps it.
+if "jsonschema" not in sys.modules:
+    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
+
 from .common import DONE, PROG, REJECTED, USAGE
 from .parser import build_parser
 from .tools import REJECTION_KINDS, default_agent, exit_code, patch_arguments

@@ -5,6 +5,7 @@ rejected one (1), an unknown tag says what to run, and a closed pipe ends the co
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import pkgutil
 import re
 import shlex
@@ -142,3 +143,29 @@ def test_an_unknown_tag_through_a_server_names_the_server(root: Path, tmp_path: 
     command = f"jupyter-hashline --server {url} read {NOTEBOOK}"
     assert f"read it first: {command} (with your --token" in done.stderr
     assert TOKEN not in done.stderr
+
+
+PROBE = """
+import sys
+import jupyter_hashline.cli
+import jsonschema, nbformat
+print(sys.modules.get("rfc3987_syntax") is not None)
+"""
+
+
+def test_a_command_starts_without_the_grammar_jsonschema_builds_at_import(root: Path) -> None:
+    """jsonschema's optional `iri` checker (rfc3987_syntax) builds a grammar when imported, 3 s
+    per command; the command line goes without it. A process that imported jsonschema first
+    keeps it: the probe's second half shows the guard can tell the two apart."""
+    installed = importlib.util.find_spec("rfc3987_syntax") is not None
+    if not installed:
+        pytest.skip("rfc3987_syntax is not installed here: there is nothing to go without")
+    run = [sys.executable, "-c"]
+    loaded = subprocess.run([*run, PROBE], capture_output=True, text=True, timeout=120)
+    assert loaded.stdout.split() == ["False"], loaded.stderr
+    first = "import jsonschema\n" + PROBE
+    kept = subprocess.run([*run, first], capture_output=True, text=True, timeout=120)
+    assert kept.stdout.split() == ["True"], kept.stderr
+    shown = cli(root, "read", NOTEBOOK)
+    assert shown.returncode == 0, shown.stderr
+    assert header_of(shown.stdout)
