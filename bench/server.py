@@ -35,7 +35,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -61,8 +61,16 @@ class LocalServer:
     one after the other on the same `home` and `root` share the store: a restart.
     """
 
-    def __init__(self, root: Path, home: Path, *, extra_args: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        root: Path,
+        home: Path,
+        *,
+        extra_args: tuple[str, ...] = (),
+        extra_env: Mapping[str, str] | None = None,
+    ) -> None:
         self.root, self.home, self.extra_args = root, home, extra_args
+        self.extra_env = dict(extra_env or {})
         self.port = free_port()
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -76,6 +84,7 @@ class LocalServer:
             JUPYTER_CONFIG_DIR=str(config),
             JUPYTER_DATA_DIR=str(self.home / "data"),
             JUPYTER_RUNTIME_DIR=str(self.home / "runtime"),
+            **self.extra_env,
         )
         args = [
             sys.executable, "-m", "jupyter_server", "--no-browser", "--allow-root",

@@ -21,6 +21,7 @@ pytest_plugins = [
     "testkit.scenario",
     "testkit.comms",
     "testkit.faults",
+    "testkit.conformance",
 ]
 
 
