@@ -45,6 +45,7 @@ from .filesystem import (
 )
 from .memory_fs import InMemoryFilesystem
 from .memory_store import InMemorySnapshotStore
+from .mounts import MountTable
 from .parse import parse_patch, patch_schema
 from .patcher import Patcher, SeenLinesPolicy
 from .recovery import rebase_by_text
@@ -69,6 +70,7 @@ __all__ = [
     "InMemorySnapshotStore",
     "LineRebase",
     "LineRebaser",
+    "MountTable",
     "Normalized",
     "NotFoundError",
     "NotTextError",

@@ -46,6 +46,7 @@ EXPORTED = {
     "InMemorySnapshotStore",
     "LineRebase",
     "LineRebaser",
+    "MountTable",
     "Normalized",
     "NotFoundError",
     "NotTextError",
