@@ -16,7 +16,14 @@ Invariants (on top of the `SnapshotStore` contract in store.py):
 - Thread-safe: one connection guarded by a lock; every write is one `BEGIN IMMEDIATE`
   transaction, so other processes see all of it or none of it. WAL mode lets readers in other
   processes proceed while one writes.
-- A write does not checkpoint the WAL itself (a checkpoint copies and fsyncs megabytes: 15-18 ms
+- WAL only on local disk: WAL keeps its index in shared memory, which a network filesystem
+  (NFS, SMB, FUSE..., see mounts.py; `mount_table` says which filesystem the file is on) does
+  not share reliably. There the store never sets WAL: it uses a rollback journal
+  (`journal_mode` DELETE, `synchronous` FULL), switches a file it finds in WAL back when no
+  other process has it open (else it stays WAL until then), and logs one warning saying where
+  the store is, on what, and how to move it. `journal_mode` says which mode the file is in.
+- Checkpoints run only in WAL mode (a rollback journal has no WAL to copy back). A write
+  does not checkpoint the WAL itself (a checkpoint copies and fsyncs megabytes: 15-18 ms
   here, on the writer's thread, which is a server's event loop). Once about `checkpoint_bytes`
   were written, a background thread checkpoints on a connection of its own, passively (writers
   go on meanwhile), pass after pass until the WAL is all copied (SQLite then starts it over) or
@@ -30,7 +37,9 @@ Invariants (on top of the `SnapshotStore` contract in store.py):
   (garbage, corruption, a foreign or newer schema) is moved aside to `<name>.corrupt-<ms>`
   (with its `-wal`/`-shm` companions), a warning is logged, and a fresh store starts;
   `recovered_from` names the moved file. A database locked by another process past
-  `busy_timeout_s` raises `StoreBusyError`, never hangs and never moves the file.
+  `busy_timeout_s` raises `StoreBusyError`, never hangs and never moves the file; so does a
+  file lock the filesystem failed to take or keep (`SQLITE_PROTOCOL`, a locking I/O error: a
+  network filesystem's lock service), its message naming that filesystem.
 """
 
 from __future__ import annotations
@@ -46,6 +55,7 @@ from typing import Any, TypeVar
 
 from .errors import StoreBusyError
 from .memory_store import Clock, wall_clock_ms
+from .mounts import MountTable
 from .sqlite_deltas import MAX_DEPTH, BlobCache, Delta, bytes_of, plan_delta
 from .store import DEFAULT_AGENT, Snapshot
 from .text import section_tag
@@ -59,6 +69,7 @@ DELTA_MIN_BYTES = 16 * 1024  # a smaller text is stored whole: a delta would cos
 _WRITE_OVERHEAD = 4096  # a transaction writes at least a page or so besides its blobs
 _CATCH_UP_PASSES = 8
 _BEHIND_FACTOR = 4
+_LEAVE_WAL_WAIT_S = 0.25
 
 _log = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -124,6 +135,9 @@ _ROW = "id, tag, recorded_at_ms, text_sha256, base_id, prefix, suffix, text"
 _TABLES = frozenset({"counters", "paths", "versions", "seen"})
 
 _BUSY_CODES = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED
+_LOCK_FAILED_CODE = 15  # SQLITE_PROTOCOL: a file lock that kept failing (WAL over a network)
+_LOCK_IO_CODES = frozenset({2058, 2314, 3594, 3850, 4618, 4874, 5130, 5386})
+# SQLITE_IOERR_ UNLOCK, RDLOCK, CHECKRESERVEDLOCK, LOCK, SHMOPEN, SHMSIZE, SHMLOCK, SHMMAP
 _CORRUPT_CODES = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
 
 
@@ -152,6 +166,18 @@ def _is_busy(err: sqlite3.Error) -> bool:
     return "locked" in text or "busy" in text
 
 
+def _is_lock_failure(err: sqlite3.Error) -> bool:
+    """The filesystem failed to take, keep or share a lock (not another process holding it)."""
+    code = getattr(err, "sqlite_errorcode", None)
+    if isinstance(code, int):
+        return code & 0xFF == _LOCK_FAILED_CODE or code in _LOCK_IO_CODES
+    return "locking protocol" in str(err).lower()
+
+
+def _is_locking(err: sqlite3.Error) -> bool:
+    return _is_busy(err) or _is_lock_failure(err)
+
+
 def _is_corruption(err: sqlite3.Error) -> bool:
     if isinstance(err, _UnusableStore):
         return True
@@ -175,6 +201,7 @@ class SqliteSnapshotStore:
         busy_timeout_s: float = 5.0,
         checkpoint_bytes: int = CHECKPOINT_BYTES,
         delta_min_bytes: int = DELTA_MIN_BYTES,
+        mount_table: MountTable | None = None,
     ) -> None:
         self.path = Path(path) if str(path) != MEMORY else None
         self.max_versions_per_path = _positive("max_versions_per_path", max_versions_per_path)
@@ -191,7 +218,40 @@ class SqliteSnapshotStore:
         self._clock: Clock = clock or wall_clock_ms
         self._lock = threading.RLock()
         self._blobs = BlobCache()  # under the lock
+        self.network_filesystem = self._network_filesystem(mount_table)
+        self.journal_mode = "memory"  # set by _open: what the file is in (wal, delete)
         self._conn = self._open()
+        if self.network_filesystem is not None:
+            self._warn_network()
+
+    def _network_filesystem(self, mount_table: MountTable | None) -> tuple[str, str] | None:
+        """(mount point, type) of the network filesystem the file is on; None: local."""
+        if self.path is None:
+            return None
+        table = mount_table if mount_table is not None else MountTable.read()
+        found = table.filesystem_of(self.path)
+        return found if found is not None and table.is_network(self.path) else None
+
+    def _warn_network(self) -> None:
+        assert self.network_filesystem is not None
+        point, fstype = self.network_filesystem
+        if self.journal_mode == "wal":
+            mode = (
+                "it is still in WAL mode because another process has it open, and switches to "
+                "a rollback journal (journal_mode DELETE) once opened alone"
+            )
+        else:
+            mode = "it uses a rollback journal (journal_mode DELETE) instead of WAL"
+        _log.warning(
+            "Snapshot store %s is on a network filesystem (%s at %s): %s, since WAL needs "
+            "shared memory that network filesystems do not provide; writers lock the whole "
+            "file. For WAL, put the store on local disk with c.HashlineExtension.store_path "
+            "(the command line: --store).",
+            self.path,
+            fstype,
+            point,
+            mode,
+        )
 
     def __repr__(self) -> str:
         return f"SqliteSnapshotStore({str(self.path or MEMORY)!r})"
@@ -457,22 +517,37 @@ class SqliteSnapshotStore:
         try:
             return operation(self._conn)
         except sqlite3.OperationalError as err:
-            if _is_busy(err):
+            if _is_locking(err):
                 raise self._busy_error(err) from err
             raise
 
     def _busy_error(self, err: sqlite3.Error) -> StoreBusyError:
-        return StoreBusyError(
-            f"The snapshot store {self.path} stayed locked by another process for "
-            f"{self.busy_timeout_s:g} s ({err}). Nothing was recorded; retry the request, or "
-            "find the process holding the store open and let it finish."
-        )
+        if _is_lock_failure(err):
+            message = (
+                f"The snapshot store {self.path} could not lock its file ({err}): the "
+                "filesystem failed to take or keep the lock. Nothing was recorded; retry the "
+                "request."
+            )
+        else:
+            message = (
+                f"The snapshot store {self.path} stayed locked by another process for "
+                f"{self.busy_timeout_s:g} s ({err}). Nothing was recorded; retry the request, "
+                "or find the process holding the store open and let it finish."
+            )
+        if self.network_filesystem is not None:
+            point, fstype = self.network_filesystem
+            message += (
+                f" The store is on a network filesystem ({fstype} at {point}), where locks are "
+                "slow and can fail: set c.HashlineExtension.store_path (the command line: "
+                "--store) to a file on local disk."
+            )
+        return StoreBusyError(message)
 
     # -- checkpoints, in the background --------------------------------------------------------
 
     def _written(self, size: int) -> None:
         """Count `size` bytes into the WAL; start a checkpoint when enough are unchecked."""
-        if self.path is None:
+        if self.path is None or self.journal_mode != "wal":
             return
         with self._checkpoints_idle:
             self._unchecked += size
@@ -538,7 +613,7 @@ class SqliteSnapshotStore:
         try:
             return self._connect_and_prepare()
         except sqlite3.DatabaseError as err:
-            if _is_busy(err):
+            if _is_locking(err):
                 raise self._busy_error(err) from err
             if self.path is None:
                 raise
@@ -554,7 +629,11 @@ class SqliteSnapshotStore:
         )
         try:
             _prepare(conn)
-            if self.path is not None:  # checkpoints run in the background (see _written)
+            if self.network_filesystem is None:
+                self.journal_mode = _use_wal(conn)
+            else:
+                self.journal_mode = _leave_wal(conn, self.busy_timeout_s)
+            if self.journal_mode == "wal":  # checkpoints run in the background (see _written)
                 conn.execute("PRAGMA wal_autocheckpoint = 0")
         except BaseException:
             conn.close()
@@ -603,9 +682,36 @@ def _prepare(conn: sqlite3.Connection) -> None:
             version, tables = _schema_state(conn)
     if version != SCHEMA_VERSION or not _TABLES.issubset(tables):
         raise _UnusableStore(f"not a jupyter-hashline snapshot store (tables: {sorted(tables)})")
-    # Only now that the file is known to be ours may it be changed (WAL is persistent).
-    conn.execute("PRAGMA journal_mode = WAL")
-    conn.execute("PRAGMA synchronous = NORMAL")
+    # Only now that the file is known to be ours may its journal mode be changed (WAL is
+    # persistent): `_use_wal` or `_leave_wal` follows.
+
+
+def _use_wal(conn: sqlite3.Connection) -> str:
+    """WAL for the file; the journal mode it is in then (`memory` for an in-memory store)."""
+    mode: str = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+    conn.execute("PRAGMA synchronous = NORMAL")  # durable enough in WAL: a commit is one append
+    return mode.lower()
+
+
+def _leave_wal(conn: sqlite3.Connection, busy_timeout_s: float) -> str:
+    """A rollback journal for this connection, and for the file if it is in WAL mode and no
+    other process has it open; the journal mode the file is in then (`wal` or `delete`)."""
+    conn.execute("PRAGMA synchronous = FULL")  # a rollback journal needs its fsyncs
+    if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+        conn.execute("PRAGMA journal_mode = DELETE")  # this connection's mode: takes no lock
+        return "delete"
+    # Leaving WAL needs the file to itself. Another process holding it open will not let go
+    # however long this waits, so wait only for a transaction to end.
+    conn.execute(f"PRAGMA busy_timeout = {int(min(busy_timeout_s, _LEAVE_WAL_WAIT_S) * 1000)}")
+    try:
+        mode: str = conn.execute("PRAGMA journal_mode = DELETE").fetchone()[0]
+    except sqlite3.OperationalError as err:
+        if not _is_locking(err):
+            raise
+        return "wal"
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+    return mode.lower()
 
 
 def _schema_state(conn: sqlite3.Connection) -> tuple[int, set[str]]:

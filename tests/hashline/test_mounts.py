@@ -75,8 +75,10 @@ def test_a_relative_path_is_taken_from_the_working_directory(
 
 @pytest.mark.parametrize(
     "fstype",
-    ["nfs", "nfs4", "cifs", "smb3", "smbfs", "lustre", "gpfs", "ceph", "glusterfs", "afs", "9p"]
-    + ["autofs", "fuse", "fuse.sshfs", "fuse.gcsfuse", "fuse.s3fs", "fuse.portal"],
+    [
+        *("nfs", "nfs4", "cifs", "smb3", "smbfs", "lustre", "gpfs", "ceph", "glusterfs"),
+        *("afs", "9p", "autofs", "fuse", "fuse.sshfs", "fuse.gcsfuse", "fuse.s3fs", "fuse.portal"),
+    ],
 )
 def test_network_types(fstype: str) -> None:
     assert is_network_type(fstype)
