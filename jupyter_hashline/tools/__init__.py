@@ -31,6 +31,7 @@ from .catalog import (
 from .directory import (
     DirectoryWorkspace,
     default_store_path,
+    default_store_placement,
     open_directory,
     resolve_store_path,
 )
@@ -57,6 +58,7 @@ from .requests import (
 )
 from .rest_client import AGENT_HEADER, RestWorkspace
 from .revert import UndoPlan, revert_request
+from .store_placement import StorePlacement
 from .validate import Source, tool_request
 from .wiring import NotebookRunner, open_workspace
 from .workspace import Workspace
@@ -90,6 +92,7 @@ __all__ = [
     "RunRequest",
     "RunUnavailableError",
     "Source",
+    "StorePlacement",
     "ToolOutcome",
     "ToolRequest",
     "ToolSpec",
@@ -100,6 +103,7 @@ __all__ = [
     "Workspace",
     "WriteRequest",
     "default_store_path",
+    "default_store_placement",
     "mcp_definitions",
     "open_directory",
     "open_workspace",

@@ -8,8 +8,10 @@ pairs (every paired file updated, a newer text twin honoured). Snapshots go to a
 and a notebook read here can be edited through that server and the other way round.
 
 Invariants:
-- The default store path is a pure function of the root's real path, computed exactly as the
-  server extension computes its own default.
+- The default store path is a function of the root's real path and the machine's mounts,
+  computed exactly as the server extension computes its own default: in the Jupyter data dir,
+  or on local disk when that is on a network filesystem (store_placement.py; the choice is
+  logged). An explicit store (`--store`, `$JUPYTER_HASHLINE_STORE`) always wins.
 - `aclose()` closes the store this module opened and the workspace's runner (its kernels).
 - A notebook a killed Jupyter save left torn is recovered on read from Jupyter's `.~NAME`
   intermediate, as jupyter_server does (the torn file kept as `NAME.invalid`).
@@ -19,15 +21,17 @@ Invariants:
 
 from __future__ import annotations
 
-import hashlib
+import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
 
+from ..hashline import MountTable
 from ..hashline.patcher import SeenLinesPolicy
 from ..hashline.sqlite_store import SqliteSnapshotStore
 from ..kernels import CellRunner
 from ..notebook import NotebookFilesystem, PairedDiskFilesystem, torn_notebook
+from .store_placement import StorePlacement, place_store
 from .wiring import open_workspace
 from .workspace import Workspace
 
@@ -36,31 +40,52 @@ __all__ = [
     "DirectoryWorkspace",
     "RunnerFactory",
     "default_store_path",
+    "default_store_placement",
     "open_directory",
     "resolve_store_path",
 ]
 
 STORE_ENV = "JUPYTER_HASHLINE_STORE"
 
+_log = logging.getLogger(__name__)
+
 RunnerFactory = Callable[[NotebookFilesystem, Path], CellRunner]
 """Makes the runner of a directory from its notebook filesystem and its root."""
 
 
 def default_store_path(
-    root: str | os.PathLike[str], data_dir: str | os.PathLike[str] | None = None
+    root: str | os.PathLike[str],
+    data_dir: str | os.PathLike[str] | None = None,
+    *,
+    runtime_dir: str | os.PathLike[str] | None = None,
+    mount_table: MountTable | None = None,
 ) -> Path:
-    """`<data dir>/jupyter_hashline/snapshots-<root id>.sqlite3`: the one default store file of
-    a root, for the server and the directory mode alike.
+    """The one default store file of a root, for the server and the directory mode alike:
+    `<data dir>/jupyter_hashline/snapshots-<root id>.sqlite3`, or on local disk when the data
+    dir is on a network filesystem (`default_store_placement`)."""
+    return default_store_placement(
+        root, data_dir, runtime_dir=runtime_dir, mount_table=mount_table
+    ).path
 
-    `root id` is the first 12 hex digits of the SHA-256 of the root's real path. The data dir
-    is Jupyter's (honouring `JUPYTER_DATA_DIR`) unless given (the server gives its own).
-    """
-    if data_dir is None:
-        from jupyter_core.paths import jupyter_data_dir
 
-        data_dir = jupyter_data_dir()
-    root_id = hashlib.sha256(os.path.realpath(root).encode()).hexdigest()[:12]
-    return Path(data_dir) / "jupyter_hashline" / f"snapshots-{root_id}.sqlite3"
+def default_store_placement(
+    root: str | os.PathLike[str],
+    data_dir: str | os.PathLike[str] | None = None,
+    *,
+    runtime_dir: str | os.PathLike[str] | None = None,
+    mount_table: MountTable | None = None,
+) -> StorePlacement:
+    """Where the store of `root` goes by default, and why (store_placement.py). The data and
+    runtime dirs are Jupyter's (honouring `JUPYTER_DATA_DIR` and `JUPYTER_RUNTIME_DIR`)
+    unless given (the server gives its own); the mount table is this process's unless given."""
+    from jupyter_core.paths import jupyter_data_dir, jupyter_runtime_dir
+
+    return place_store(
+        root,
+        data_dir=data_dir if data_dir is not None else jupyter_data_dir(),
+        runtime_dir=runtime_dir if runtime_dir is not None else jupyter_runtime_dir(),
+        mount_table=mount_table if mount_table is not None else MountTable.read(),
+    )
 
 
 def resolve_store_path(root: str | os.PathLike[str], store: str | None) -> str:
@@ -69,7 +94,10 @@ def resolve_store_path(root: str | os.PathLike[str], store: str | None) -> str:
     chosen = store or os.environ.get(STORE_ENV) or ""
     if chosen:
         return chosen
-    return str(default_store_path(root))
+    placement = default_store_placement(root)
+    if placement.note is not None:
+        _log.info("%s", placement.note)
+    return str(placement.path)
 
 
 class DirectoryWorkspace(Workspace):
