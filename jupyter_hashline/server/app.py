@@ -9,7 +9,10 @@ Invariants:
   never on) or the server is read-only.
 - The snapshot store is built once per server. Its default is a `SqliteSnapshotStore` in the
   user's Jupyter data dir, one file per server root, so tags survive a restart and two servers
-  on different roots never share snapshots.
+  on different roots never share snapshots. When the data dir is on a network filesystem the
+  default file goes to local disk instead (the runtime dir, else a private temporary folder),
+  logged in one line; an explicit `store_path` always wins (on a network filesystem the store
+  then uses a rollback journal, not WAL). `mount_table` says which filesystem is where.
 - Once the server runs, its startup heap is frozen for the garbage collector, once per process
   (`heap.py`), unless `freeze_startup_heap` is false.
 """
@@ -22,12 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import Bool, Enum, Int, List, TraitError, Unicode, validate
+from traitlets import Bool, Enum, Instance, Int, List, TraitError, Unicode, validate
 from traitlets.utils.importstring import import_item
 
-from ..hashline import SnapshotStore
+from ..hashline import MountTable, SnapshotStore
 from ..notebook import NotebookFilesystem
-from ..tools import TOOL_NAMES, default_store_path
+from ..tools import TOOL_NAMES, StorePlacement, default_store_placement
 from . import heap
 from .adapters import ContentsFilesystem, RoomFinder, ServerKernelRunner
 from .config import (
@@ -103,7 +106,18 @@ class HashlineExtension(ExtensionApp):
     store_path = Unicode(
         "",
         help="File of the snapshot store. Default: jupyter_hashline/snapshots-<root id>.sqlite3 "
-        "in the Jupyter data dir (one file per server root).",
+        "in the Jupyter data dir (one file per server root); when the data dir is on a "
+        "network filesystem (NFS homes), on local disk: the runtime dir, else "
+        "<temp dir>/jupyter-hashline-<uid>. A file set here on a network filesystem is used "
+        "with a rollback journal instead of WAL.",
+    ).tag(config=True)
+    mount_table = Instance(
+        MountTable,
+        allow_none=True,
+        help="Which filesystem each path is on: a jupyter_hashline.hashline.MountTable "
+        "(None: this process's, from /proc/self/mounts). It decides where the default store "
+        "goes and whether the store uses WAL. Tests plant one; a Python config file may too "
+        "(MountTable.parse(text in the format of /proc/self/mounts)).",
     ).tag(config=True)
     allowed_paths = List(
         Unicode(),
@@ -174,6 +188,7 @@ class HashlineExtension(ExtensionApp):
     ).tag(config=True)
 
     service: HashlineService | None = None
+    _placement: StorePlacement | None = None
 
     @validate("server_mcp_tools")
     def _check_server_mcp_tools(self, proposal: Any) -> list[str]:
@@ -215,7 +230,22 @@ class HashlineExtension(ExtensionApp):
         return str(self.serverapp.root_dir)
 
     def _default_store_path(self) -> str:
-        return str(default_store_path(self._root_dir(), self.data_dir))
+        """The default store file, chosen once (and logged once when off the data dir)."""
+        if self._placement is None:
+            self._placement = default_store_placement(
+                self._root_dir(),
+                self.data_dir,
+                runtime_dir=self.runtime_dir,
+                mount_table=self._mounts(),
+            )
+            if self._placement.note is not None:
+                self.log.info("%s", self._placement.note)
+        return str(self._placement.path)
+
+    def _mounts(self) -> MountTable:
+        if self.mount_table is None:
+            self.mount_table = MountTable.read()
+        return self.mount_table
 
     def _read_overlay(self) -> dict[str, Any]:
         if not self.workspace_overlay:
@@ -245,7 +275,7 @@ class HashlineExtension(ExtensionApp):
     def initialize_settings(self) -> None:
         assert self.serverapp is not None
         settings = self.effective_settings()
-        store = make_store(settings)
+        store = make_store(settings, self._mounts())
         serverapp = self.serverapp
         rooms = RoomFinder(lambda: serverapp.web_app.settings, self.log)
 
@@ -290,13 +320,16 @@ class HashlineExtension(ExtensionApp):
             await self.service.aclose()
 
 
-def make_store(settings: HashlineSettings) -> SnapshotStore:
-    """Build the configured snapshot store (creating the folder of a file-backed one)."""
+def make_store(settings: HashlineSettings, mount_table: MountTable | None = None) -> SnapshotStore:
+    """Build the configured snapshot store (creating the folder of a file-backed one); a
+    store class taking `mount_table` gets it."""
     store_class = import_item(settings.store_class)
     params = inspect.signature(store_class).parameters
     kwargs: dict[str, Any] = {}
     if "max_versions_per_path" in params:
         kwargs["max_versions_per_path"] = settings.max_versions_per_path
+    if "mount_table" in params and mount_table is not None:
+        kwargs["mount_table"] = mount_table
     if "path" in params:
         Path(settings.store_path).parent.mkdir(parents=True, exist_ok=True)
         kwargs["path"] = settings.store_path
