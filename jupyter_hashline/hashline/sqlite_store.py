@@ -55,7 +55,7 @@ from typing import Any, TypeVar
 
 from .errors import StoreBusyError
 from .memory_store import Clock, wall_clock_ms
-from .mounts import MountTable
+from .mounts import MountTable, is_network_type
 from .sqlite_deltas import MAX_DEPTH, BlobCache, Delta, bytes_of, plan_delta
 from .store import DEFAULT_AGENT, Snapshot
 from .text import section_tag
@@ -230,7 +230,7 @@ class SqliteSnapshotStore:
             return None
         table = mount_table if mount_table is not None else MountTable.read()
         found = table.filesystem_of(self.path)
-        return found if found is not None and table.is_network(self.path) else None
+        return found if found is not None and is_network_type(found[1]) else None
 
     def _warn_network(self) -> None:
         assert self.network_filesystem is not None
