@@ -21,6 +21,7 @@ from .outputs import cell_outputs, output_summary
 from .pairing import PairedDiskFilesystem
 from .projection import ProjectedCell, parse_projection, project_notebook
 from .rebase import rebase_lines
+from .repair import repairs_between
 from .restore import capturing_removed, restoring_cells
 from .serialize import CellJsonCache, serialize_notebook
 
@@ -53,6 +54,7 @@ __all__ = [
     "parse_projection",
     "project_notebook",
     "rebase_lines",
+    "repairs_between",
     "restoring_cells",
     "serialize_notebook",
     "torn_notebook",

@@ -44,6 +44,7 @@ from nbformat import NotebookNode, from_dict
 from ..hashline.errors import AnchorError
 from .ids import DisplayIds, IdSource, display_ids, fresh_id_factory, is_legacy
 from .projection import ProjectedCell, cell_source, cell_type_of, parse_projection
+from .repair import IDS_REPAIRED
 from .restore import note_removed, restorable_cell
 
 Notebook = dict[str, Any]
@@ -383,5 +384,5 @@ def _persist_ids(
             cell["id"] = cid
         result.append(cell)
     if repaired:
-        warnings.append("repaired cell ids: " + "; ".join(repaired))
+        warnings.append(IDS_REPAIRED + "; ".join(repaired))
     return result

@@ -17,11 +17,18 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from difflib import SequenceMatcher
 from typing import Any
 
 from .ids import display_ids, is_legacy
 
 _CODE_ONLY = ("outputs", "execution_count")
+_CODE_ONLY_REMOVED = (
+    "outputs and execution counts removed from non-code cells (only code cells have them; "
+    "JupyterLab removes them on save too): "
+)
+_OUTPUTS_ADDED = "empty outputs and execution count added to code cells that had none: "
+IDS_REPAIRED = "repaired cell ids: "
 
 
 def needs_repair(cell: Any, legacy: bool) -> bool:
@@ -96,9 +103,8 @@ def _warnings(
     new = display_ids([c if isinstance(c, Mapping) else {} for c in after]).ids
     version = f"{nb.get('nbformat', 4)}.{nb.get('nbformat_minor', 0)}"
     said = {
-        "code-only": "outputs and execution counts removed from non-code cells (only code "
-        "cells have them; JupyterLab removes them on save too): {old}",
-        "added": "empty outputs and execution count added to code cells that had none: {new}",
+        "code-only": _CODE_ONLY_REMOVED + "{old}",
+        "added": _OUTPUTS_ADDED + "{new}",
         "legacy-id": "cell ids removed (nbformat {version} has no cell ids; these cells are "
         "now shown by position): {moves}",
     }
@@ -117,3 +123,60 @@ def _warnings(
             )
         )
     return notes
+
+
+def repairs_between(stored: Mapping[str, Any], repaired: Mapping[str, Any]) -> list[str]:
+    """The warnings `repair_cells` and the id repair of a write would give for the repairs
+    that turned `stored` (a notebook as its file holds it) into `repaired` (the same notebook
+    as another writer holds it: a collaboration room repairs a notebook as it loads it, and
+    its save then writes those repairs).
+
+    Cells are paired by type and source, so cells added, removed or edited since do not
+    count; only repairs `repaired` shows are reported, in the words the write's own repairs use
+    (the new ids are the ones `repaired` gave)."""
+    old = [c if isinstance(c, Mapping) else {} for c in stored.get("cells", [])]
+    new = [c if isinstance(c, Mapping) else {} for c in repaired.get("cells", [])]
+    pairs = _pairs(old, new)
+    shown = display_ids(old)
+    ids: list[str] = []
+    added: list[str] = []
+    dropped: list[str] = []
+    for before, after in pairs:
+        was, cell = old[before], new[after]
+        now = cell.get("id")
+        if isinstance(now, str) and now != was.get("id"):
+            if before in shown.copies:
+                ids.append(f"duplicate id {was.get('id')} -> {now}")
+            elif before in shown.derived:
+                ids.append(f"missing id -> {now}")
+        kind = was.get("cell_type")
+        if kind == "code" and any(k not in was and k in cell for k in _CODE_ONLY):
+            added.append(str(now) if isinstance(now, str) else shown.ids[before])
+        elif kind in ("markdown", "raw") and any(k in was and k not in cell for k in _CODE_ONLY):
+            dropped.append(shown.ids[before])
+    notes = []
+    if dropped:
+        notes.append(_CODE_ONLY_REMOVED + ", ".join(dropped))
+    if added:
+        notes.append(_OUTPUTS_ADDED + ", ".join(added))
+    if ids:
+        notes.append(IDS_REPAIRED + "; ".join(ids))
+    return notes
+
+
+def _pairs(
+    old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]
+) -> list[tuple[int, int]]:
+    """Indices of the cells of `old` and `new` that are the same cell (same type and source,
+    in the same order)."""
+
+    def key(cell: Mapping[str, Any]) -> tuple[Any, str]:
+        source = cell.get("source", "")
+        return cell.get("cell_type"), "".join(source) if isinstance(source, list) else str(source)
+
+    matcher = SequenceMatcher(None, [key(c) for c in old], [key(c) for c in new], autojunk=False)
+    return [
+        (block.a + offset, block.b + offset)
+        for block in matcher.get_matching_blocks()
+        for offset in range(block.size)
+    ]

@@ -35,6 +35,7 @@ def test_exported_members() -> None:
         "parse_projection",
         "project_notebook",
         "rebase_lines",
+        "repairs_between",
         "restoring_cells",
         "serialize_notebook",
         "torn_notebook",

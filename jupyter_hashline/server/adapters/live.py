@@ -21,12 +21,15 @@ Invariants:
   unchanged, deletions included (a person erasing text or deleting a cell is a change).
 - The person's unsaved typing is never dropped: the edit goes into the shared document, and
   the save writes the whole document (their text included), so the room never reloads from disk.
+- A repair the room made as it loaded the file (ids, outputs) reads the same warning as when
+  a write of the notebook layer makes it, once: on the first write the room saves.
 - Without jupyter-collaboration, without an open ready room, or without the room's save hook,
   everything behaves exactly like the contents-manager path.
 """
 
 from __future__ import annotations
 
+import json
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -37,6 +40,7 @@ from ...notebook import (
     CellJsonCache,
     is_notebook_path,
     parse_notebook_text,
+    repairs_between,
     serialize_notebook,
 )
 from .contents_fs import ContentsFilesystem
@@ -89,6 +93,8 @@ class LiveContentsFilesystem(Filesystem, ByteStorage):
         self._served: OrderedDict[str, _Served] = OrderedDict()
         self._mirrors: OrderedDict[int, LiveMirror] = OrderedDict()
         self._json = CellJsonCache()
+        # per room document: the room's load repairs not yet reported by a saved write
+        self._repaired: dict[int, tuple[Any, tuple[str, ...]]] = {}
 
     def _mirror(self, document: Any) -> LiveMirror:
         """The mirror of an open room's document (the newest `cache_size` are kept)."""
@@ -154,11 +160,35 @@ class LiveContentsFilesystem(Filesystem, ByteStorage):
         ):
             raise LiveDocumentChanged(resolved)
         apply_to_live(live.document, served.nb if base is None else base, notebook, resolved)
+        repairs = await self._room_repairs(resolved, live.document, served.nb)
         if not self.wait_for_save:  # the room saves it, as it saves a person's typing
-            return WriteResult(self._serve(resolved, live).raw, (), (IN_ROOM,))
+            self._repaired[id(live.document)] = (live.document, ())
+            return WriteResult(self._serve(resolved, live).raw, repairs, (IN_ROOM,))
         saved = await live.save()
         landed = await self.contents.read_text(resolved)
-        return WriteResult(landed, () if saved else (NOT_SAVED,))
+        if not saved:
+            return WriteResult(landed, (NOT_SAVED,))
+        self._repaired[id(live.document)] = (live.document, ())
+        return WriteResult(landed, repairs)
+
+    async def _room_repairs(
+        self, path: str, document: Any, shown: Mapping[str, Any]
+    ) -> tuple[str, ...]:
+        """What the room repaired in the file as it loaded it (duplicate or missing ids, code
+        cells without outputs), which its save now writes: the warnings the notebook layer
+        gives when a write of its own repairs the same (read from the file once per room)."""
+        known = self._repaired.get(id(document))
+        if known is not None and known[0] is document:
+            return known[1]
+        try:
+            stored = json.loads(await self.contents.read_text(path))
+        except (ValueError, OSError):  # not a notebook on disk (yet): nothing was repaired
+            stored = {}
+        repairs = tuple(repairs_between(stored, shown)) if isinstance(stored, dict) else ()
+        self._repaired[id(document)] = (document, repairs)
+        while len(self._repaired) > self._cache_size:
+            self._repaired.pop(next(iter(self._repaired)))
+        return repairs
 
     # A notebook without a room is stored as the contents filesystem stores it (as bytes on
     # local disk); one with a room (even one still opening) goes through the text methods.
