@@ -83,6 +83,7 @@ class Session:
         client: ProviderClient | None = None,
         store: SnapshotStore | None = None,
         seen_lines: str = "reject",
+        syntax_check: str = "warn",
         via: Via | str = Via.AUTO,
         max_tokens: int = 4096,
         max_tool_rounds: int = 32,
@@ -94,7 +95,12 @@ class Session:
     ) -> None:
         self.id = session_id or uuid.uuid4().hex[:12]
         self.workspace, self.via = session_workspace(
-            root_or_fs, Via(via), store=store, seen_lines=seen_lines, allow_run=allow_run
+            root_or_fs,
+            Via(via),
+            store=store,
+            seen_lines=seen_lines,
+            syntax_check=syntax_check,
+            allow_run=allow_run,
         )
         self.settings = resolve_session_settings(
             provider=provider,

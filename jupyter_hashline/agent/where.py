@@ -49,6 +49,7 @@ def session_workspace(
     *,
     store: SnapshotStore | None = None,
     seen_lines: str = "reject",
+    syntax_check: str = "warn",
     server: ServerInfo | None = None,
     allow_run: bool = True,
 ) -> tuple[ToolWorkspace, Via]:
@@ -61,22 +62,26 @@ def session_workspace(
             return RestWorkspace(parent.url, parent.token or None, base_path=base), Via.SERVER
     if folder is None:  # a filesystem object: no folder for kernels to start in
         storage = cast(Filesystem, root_or_fs)
-        return _open(storage, store, seen_lines, None, allow_run), Via.DIRECTORY
+        checks = (seen_lines, syntax_check)
+        return _open(storage, store, checks, None, allow_run), Via.DIRECTORY
     storage = PairedDiskFilesystem(folder, unreadable=torn_notebook)
-    return _open(storage, store, seen_lines, _kernels(folder), allow_run), Via.DIRECTORY
+    checks = (seen_lines, syntax_check)
+    return _open(storage, store, checks, _kernels(folder), allow_run), Via.DIRECTORY
 
 
 def _open(
     storage: Filesystem,
     store: SnapshotStore | None,
-    seen_lines: str,
+    checks: tuple[str, str],
     runner: NotebookRunner | None,
     allow_run: bool,
 ) -> Workspace:
+    seen_lines, syntax_check = checks
     return open_workspace(
         storage,
         store or InMemorySnapshotStore(),
         seen_lines=seen_lines,
+        syntax_check=syntax_check,
         runner=runner,
         run_refusal=None if allow_run else RUN_OFF,
     )

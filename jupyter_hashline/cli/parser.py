@@ -34,6 +34,14 @@ def add_global_options(parser: argparse.ArgumentParser) -> None:
         "feed (default: your login name; `mcp`: the MCP client's name)",
     )
     parser.add_argument(
+        "--syntax-check",
+        choices=("warn", "strict", "off"),
+        default="warn",
+        help="for --root: an edit that stops Python code parsing lands with a warning "
+        "(warn, the default), is refused (strict), or is not checked (off); with --server "
+        "the server decides",
+    )
+    parser.add_argument(
         "--allow-run",
         action="store_true",
         help="let `run` (and the agents of `mcp`) run notebook cells on the --root directory, "

@@ -126,14 +126,15 @@ def workspace_for(args: argparse.Namespace) -> ToolWorkspace:
         token = args.token or os.environ.get("JUPYTER_TOKEN")
         return RestWorkspace(args.server, token)
     root = args.root or os.getcwd()
+    check = args.syntax_check
     if not args.allow_run:
-        return open_directory(root, args.store, run_refusal=RUN_OFF)
+        return open_directory(root, args.store, syntax_check=check, run_refusal=RUN_OFF)
     from ..kernels import DirectoryKernelPool  # jupyter_client: only when cells may run
 
     if args.command == "mcp":  # one kernel per notebook for the session, shut when idle
         pool = functools.partial(DirectoryKernelPool, idle_timeout_s=MCP_KERNEL_IDLE_S)
-        return open_directory(root, args.store, run_with=pool)
-    return open_directory(root, args.store, run_with=DirectoryKernelPool)
+        return open_directory(root, args.store, syntax_check=check, run_with=pool)
+    return open_directory(root, args.store, syntax_check=check, run_with=DirectoryKernelPool)
 
 
 async def _call(

@@ -13,7 +13,9 @@ from .callscope import scope_memo
 from .disk import DiskFilesystem
 from .edits import Edit, EditOp, PatchSection
 from .errors import (
+    AmbiguousEditError,
     AnchorError,
+    CodeDoesNotParseError,
     HashlineError,
     NotFoundError,
     NotTextError,
@@ -33,6 +35,7 @@ from .filesystem import (
     ByteStorage,
     Capabilities,
     CellSelector,
+    CodeSpans,
     Filesystem,
     Footprint,
     LineRebase,
@@ -52,14 +55,19 @@ from .recovery import rebase_by_text
 from .results import PartialWriteError, PatchResult, ReadResult, SectionOp, SectionResult
 from .sqlite_store import SqliteSnapshotStore
 from .store import Snapshot, SnapshotStore
+from .syntax import CodeSpan, ParseProblem, SpanFinder, SyntaxCheck, finder_for_path
 from .text import Normalized, common_prefix, common_suffix, normalize, section_tag
 
 __all__ = [
+    "AmbiguousEditError",
     "AnchorError",
     "AppliedEdits",
     "ByteStorage",
     "Capabilities",
     "CellSelector",
+    "CodeDoesNotParseError",
+    "CodeSpan",
+    "CodeSpans",
     "DiskFilesystem",
     "Edit",
     "EditOp",
@@ -75,6 +83,7 @@ __all__ = [
     "NotFoundError",
     "NotTextError",
     "OverwriteRefusedError",
+    "ParseProblem",
     "PartialWriteError",
     "PatchResult",
     "PatchSection",
@@ -89,9 +98,11 @@ __all__ = [
     "SeenLinesPolicy",
     "Snapshot",
     "SnapshotStore",
+    "SpanFinder",
     "SqliteSnapshotStore",
     "StaleTagError",
     "StoreBusyError",
+    "SyntaxCheck",
     "TooLargeError",
     "UnknownTagError",
     "UnseenLinesError",
@@ -103,6 +114,7 @@ __all__ = [
     "checked_filesystem",
     "common_prefix",
     "common_suffix",
+    "finder_for_path",
     "is_not_found",
     "normalize",
     "parse_patch",

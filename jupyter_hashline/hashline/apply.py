@@ -12,7 +12,10 @@ Invariants:
   added at its tail join with a newline between, none after); an empty text counts as having
   one, so rows added to it end with a newline.
 - Repairs are never silent: boundary echoes dropped and pasted read prefixes stripped each add
-  a warning naming the edit and the lines.
+  a warning naming the edit and the lines; so does every repair of forgive.py (indentation,
+  tabs, trailing spaces in Python code), which also refuses the edits that have two readings.
+- With a `SpanFinder`, `parse_problems` lists the Python spans the edit changed that parsed
+  before and no longer do (syntax.py); what to do about them is the caller's choice.
 - Pure: text and edits in, `AppliedEdits` out.
 """
 
@@ -26,6 +29,8 @@ from dataclasses import dataclass, field
 
 from .edits import Edit, EditOp
 from .errors import AnchorError
+from .forgive import forgive_edits
+from .syntax import ParseProblem, SpanFinder, broken_spans
 from .text import split_lines
 
 _READ_PREFIX = re.compile(r"(\d+):")
@@ -51,6 +56,7 @@ class AppliedEdits:
     kept: tuple[tuple[int, int, int], ...]
     line_count: int
     lines: Sequence[str] = field(default=(), repr=False, compare=False)
+    parse_problems: tuple[ParseProblem, ...] = ()
 
     @property
     def first_changed_line(self) -> int | None:
@@ -90,12 +96,14 @@ def apply_edits(
     repair_echo: bool = True,
     label: str = "the file",
     exact: bool = False,
+    finder: SpanFinder | None = None,
 ) -> AppliedEdits:
     """Validate `edits` against `text` (all problems at once), then apply them.
 
     `label` names the file in messages (usually its `[path#TAG]` header). `exact` edits were
     computed, not written by a model (an undo): their rows are taken as they are, with no
-    prefix stripping and no echo check.
+    prefix stripping, no echo check, no forgiveness and no syntax check. `finder` says where
+    a text holds Python code (forgive.py and syntax.py use it); without one, no claim.
     """
     lines = split_lines(text)
     validate_edits(edits, len(lines), label)
@@ -103,15 +111,23 @@ def apply_edits(
     if not exact:
         edits, warnings = strip_read_prefixes(edits)
         edits, echo_warnings = find_echoes(edits, lines, repair=repair_echo)
-        warnings += echo_warnings
+        edits, forgiven = forgive_edits(edits, lines, finder)
+        warnings += echo_warnings + forgiven
     out, regions, kept = _assemble(lines, edits)
     has_final_newline = not text or text.endswith("\n")
     new_text = _joined(out, final_newline=has_final_newline)
     changed = new_text != text
     if changed:
         warnings += _unchanged_edit_notes(edits, lines)
-    lines = out if _rows_are_lines(out, edits, has_final_newline) else split_lines(new_text)
-    return AppliedEdits(new_text, changed, tuple(warnings), regions, kept, len(out), lines)
+    new_lines = out if _rows_are_lines(out, edits, has_final_newline) else split_lines(new_text)
+    problems = (
+        broken_spans(lines, new_lines, regions, finder)
+        if finder is not None and changed and not exact
+        else ()
+    )
+    return AppliedEdits(
+        new_text, changed, tuple(warnings), regions, kept, len(out), new_lines, problems
+    )
 
 
 def _joined(out: list[str], *, final_newline: bool) -> str:

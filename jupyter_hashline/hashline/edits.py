@@ -12,7 +12,7 @@ Invariants:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
 from .filesystem import Footprint
@@ -110,6 +110,9 @@ class PatchSection:
     path: str
     tag: str
     edits: tuple[Edit, ...]
+    notes: tuple[str, ...] = field(default=(), compare=False)
+    """What reading the edit forgave (a fence around it, rows given as one string): said to
+    the agent with the result, never part of what the edit means."""
 
     @property
     def header(self) -> str:

@@ -34,6 +34,22 @@ class AnchorError(HashlineError):
     kind = "bad_anchor"
 
 
+class AmbiguousEditError(HashlineError):
+    """An edit with two readings (indentation that parses either way, line numbers that look
+    counted after the call's own edits, an elision marker): nothing written, the message says
+    what to resend."""
+
+    kind = "ambiguous_edit"
+
+
+class CodeDoesNotParseError(HashlineError):
+    """Under the strict syntax check: an edit that would turn parsing code into code that
+    does not parse."""
+
+    status = 422
+    kind = "does_not_parse"
+
+
 class NotFoundError(HashlineError):
     """A file that does not exist. `.path` names it."""
 

@@ -10,7 +10,8 @@ Invariants:
 
 Implementations subclass `Filesystem` to inherit the defaults below (or define all six
 methods). Optional capabilities are one protocol each (`ByteStorage`, `LineRebaser`,
-`ViewAnnotator`, `CellSelector`), found in one place, once per filesystem: `capabilities_of`.
+`ViewAnnotator`, `CellSelector`, `CodeSpans`), found in one place, once per filesystem:
+`capabilities_of`.
 `checked_filesystem` refuses, with a clear `TypeError`, an object that is not a `Filesystem`.
 """
 
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from .errors import is_not_found
+from .syntax import SpanFinder
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +194,18 @@ class CellSelector(Protocol):
     def select_cells(self, path: str, text: str, cell_ids: tuple[str, ...]) -> frozenset[int]: ...
 
 
+@runtime_checkable
+class CodeSpans(Protocol):
+    """Optional capability: where a text holds code, and in which language (syntax.py).
+
+    `text` is the file's text as read now (a filesystem may learn the language from it: a
+    notebook's kernel). None: no claim about this path. Without the capability, a file's
+    name decides (`syntax.finder_for_path`: Python files are Python).
+    """
+
+    def code_finder(self, path: str, text: str) -> SpanFinder | None: ...
+
+
 _FILESYSTEM_METHODS = (
     "read_text",
     "write_text",
@@ -211,6 +225,7 @@ class Capabilities:
     rebaser: LineRebaser | None = None
     annotator: ViewAnnotator | None = None
     selector: CellSelector | None = None
+    code: CodeSpans | None = None
 
 
 def capabilities_of(fs: Filesystem) -> Capabilities:
@@ -220,6 +235,7 @@ def capabilities_of(fs: Filesystem) -> Capabilities:
         rebaser=fs if isinstance(fs, LineRebaser) else None,
         annotator=fs if isinstance(fs, ViewAnnotator) else None,
         selector=fs if isinstance(fs, CellSelector) else None,
+        code=fs if isinstance(fs, CodeSpans) else None,
     )
 
 

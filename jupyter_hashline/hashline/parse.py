@@ -14,6 +14,11 @@ Invariants:
   is an empty line. CRLF in the patch text is read as LF (transport noise); a lone CR is content.
 - Anything the parser does not understand is a `PatchSyntaxError` naming the line (text form)
   or the edit (JSON form) and saying what was expected. Nothing is guessed.
+- Forgiven, always with a note on the first section (chat models wrap what they send): one
+  markdown fence around the edit (what is outside it is chat, dropped), prose lines before the
+  first header that are not edit rows, and in the JSON form `lines` sent as one string (split
+  at its line breaks), rows ending in a carriage return, and line numbers sent as digit
+  strings. Each has only one reading; two fenced blocks that both hold headers are refused.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 
 from .edits import Edit, EditOp, PatchSection
@@ -62,6 +67,9 @@ def parse_patch(patch: PatchInput | PatchSection) -> list[PatchSection]:
         stripped = patch.lstrip()
         if stripped.startswith("{") or _JSON_LIST_START.match(stripped):
             return parse_json_patch(_load_json(stripped))
+        fenced = _fenced_json(patch)
+        if fenced is not None:
+            return _with_notes(parse_json_patch(_load_json(fenced)), [_FENCE_NOTE])
         return parse_text_patch(patch)
     if isinstance(patch, Mapping):
         return parse_json_patch(patch)
@@ -149,15 +157,81 @@ def _syntax(line_no: int, what: str) -> PatchSyntaxError:
 
 def parse_text_patch(text: str) -> list[PatchSection]:
     """Parse the text form; see the module docstring for the grammar."""
-    rows = _unwrap_envelope(text.replace("\r\n", "\n").split("\n"))
+    numbered = list(enumerate(text.replace("\r\n", "\n").split("\n"), start=1))
+    numbered, notes = _unwrap_chat(numbered)
+    rows = _unwrap_envelope(numbered)
     parser = _TextParser()
     for line_no, row in rows:
         parser.feed(line_no, row)
-    return parser.finish()
+    return _with_notes(parser.finish(), notes)
 
 
-def _unwrap_envelope(rows: list[str]) -> list[tuple[int, str]]:
-    numbered = list(enumerate(rows, start=1))
+def _with_notes(sections: list[PatchSection], notes: Sequence[str]) -> list[PatchSection]:
+    if not notes or not sections:
+        return sections
+    first = sections[0]
+    return [replace(first, notes=(*first.notes, *notes)), *sections[1:]]
+
+
+_FENCE = re.compile(r"\s*(```|~~~)")
+_FENCE_NOTE = (
+    "the edit came inside a markdown fence (```); read it from inside the fence and "
+    "ignored the text around it. Send the edit text alone."
+)
+
+
+def _fenced_json(text: str) -> str | None:
+    """The JSON inside the one fenced block of `text`, if that is what it holds."""
+    rows = text.replace("\r\n", "\n").split("\n")
+    fences = [i for i, row in enumerate(rows) if _FENCE.match(row)]
+    if len(fences) != 2:
+        return None
+    inner = "\n".join(rows[fences[0] + 1 : fences[1]]).strip()
+    return inner if inner.startswith("{") or _JSON_LIST_START.match(inner) else None
+
+
+def _unwrap_chat(numbered: list[tuple[int, str]]) -> tuple[list[tuple[int, str]], list[str]]:
+    """The edit inside a markdown fence, and without prose before its first header."""
+    notes: list[str] = []
+    fences = [i for i, (_, row) in enumerate(numbered) if _FENCE.match(row)]
+    blocks = [numbered[a + 1 : b] for a, b in zip(fences[::2], fences[1::2], strict=False)]
+    holding = [block for block in blocks if any(_is_header(row) for _, row in block)]
+    if len(holding) > 1:
+        raise _syntax(
+            holding[1][0][0],
+            f"the edit holds {len(holding)} fenced blocks with `[path#TAG]` headers; send "
+            "one edit (several files may share it, one header each), without markdown fences",
+        )
+    if holding:
+        numbered = holding[0]
+        notes.append(_FENCE_NOTE)
+    first = next((i for i, (_, row) in enumerate(numbered) if _is_header(row)), None)
+    prose = [row for _, row in numbered[:first] if row.strip()] if first else []
+    if prose and not any(_looks_like_edit(row) for row in prose):
+        numbered = numbered[first:]
+        notes.append(
+            f"ignored {len(prose)} line(s) of text before the first `[path#TAG]` header "
+            f"(starting `{prose[0].strip()[:40]}`). Send the edit text alone."
+        )
+    return numbered, notes
+
+
+def _is_header(row: str) -> bool:
+    stripped = row.strip()
+    return stripped.startswith("[") and stripped.endswith("]") and "#" in stripped
+
+
+def _looks_like_edit(row: str) -> bool:
+    stripped = row.strip()
+    return (
+        row.startswith("+")
+        or stripped in (BEGIN_PATCH, END_PATCH)
+        or _match_verb(stripped) is not None
+        or stripped.split(" ", 1)[0] in _VERB_EXAMPLE
+    )
+
+
+def _unwrap_envelope(numbered: list[tuple[int, str]]) -> list[tuple[int, str]]:
     content = [(n, r) for n, r in numbered if r.strip()]
     if not content:
         raise PatchSyntaxError(
@@ -322,10 +396,14 @@ def _explain_unknown_row(row: str) -> str:
 
 def parse_json_patch(value: object) -> list[PatchSection]:
     """Parse the JSON form: one section dict or a non-empty list of them."""
+    notes: list[str] = []
     if isinstance(value, Mapping):
-        return [_json_section(value, "the edit")]
+        return _with_notes([_json_section(value, "the edit", notes)], notes)
     if isinstance(value, list) and value:
-        return [_json_section(item, f"section {i}") for i, item in enumerate(value, start=1)]
+        sections = [
+            _json_section(item, f"section {i}", notes) for i, item in enumerate(value, start=1)
+        ]
+        return _with_notes(sections, notes)
     raise PatchSyntaxError(
         'The JSON edit must be an object {"path", "tag", "edits": [...]} or a non-empty '
         "list of such objects."
@@ -343,7 +421,7 @@ _EDIT_KEYS: dict[EditOp, frozenset[str]] = {
 }
 
 
-def _json_section(value: object, where: str) -> PatchSection:
+def _json_section(value: object, where: str, notes: list[str]) -> PatchSection:
     if not isinstance(value, Mapping):
         raise PatchSyntaxError(f"JSON edit, {where}: expected an object with path, tag, edits.")
     _check_keys(value, _SECTION_KEYS, where, required=_SECTION_KEYS)
@@ -357,7 +435,7 @@ def _json_section(value: object, where: str) -> PatchSection:
         )
     if not isinstance(edits, list) or not edits:
         raise PatchSyntaxError(f"JSON edit, {where}: `edits` must be a non-empty list.")
-    parsed = tuple(_json_edit(e, f"{where}, edit {i}") for i, e in enumerate(edits, start=1))
+    parsed = tuple(_json_edit(e, f"{where}, edit {i}", notes) for i, e in enumerate(edits, start=1))
     return PatchSection(path.strip(), tag.strip().lstrip("#").upper(), parsed)
 
 
@@ -376,7 +454,7 @@ def _check_keys(
         raise PatchSyntaxError(f"JSON edit, {where}: missing key(s) {', '.join(missing)}.")
 
 
-def _json_edit(value: object, where: str) -> Edit:
+def _json_edit(value: object, where: str, notes: list[str]) -> Edit:
     if not isinstance(value, Mapping):
         raise PatchSyntaxError(f"JSON edit, {where}: expected an object with an `op`.")
     op_name = value.get("op")
@@ -387,24 +465,34 @@ def _json_edit(value: object, where: str) -> Edit:
     op = EditOp(op_name)
     keys = _EDIT_KEYS[op]
     _check_keys(value, keys, where, required=keys - {"end"})
-    lines = _json_lines(value.get("lines"), where) if "lines" in keys else ()
+    lines = _json_lines(value.get("lines"), where, notes) if "lines" in keys else ()
     if op.at_edge:
         return Edit(op, 0, 0, lines)
     if "line" in keys:
-        line = _json_int(value["line"], "line", where)
+        line = _json_int(value["line"], "line", where, notes)
         return Edit(op, line, line, lines)
-    start = _json_int(value["start"], "start", where)
-    end = _json_int(value.get("end", start), "end", where)
+    start = _json_int(value["start"], "start", where, notes)
+    end = _json_int(value.get("end", start), "end", where, notes)
     return Edit(op, start, end, lines)
 
 
-def _json_int(value: object, key: str, where: str) -> int:
+def _json_int(value: object, key: str, where: str, notes: list[str]) -> int:
+    if isinstance(value, str) and value.strip().isdigit():
+        notes.append(f"JSON edit, {where}: `{key}` was the string {value!r}; read it as a number.")
+        return int(value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise PatchSyntaxError(f"JSON edit, {where}: `{key}` must be a line number (an integer).")
     return value
 
 
-def _json_lines(value: object, where: str) -> tuple[str, ...]:
+def _json_lines(value: object, where: str, notes: list[str]) -> tuple[str, ...]:
+    if isinstance(value, str) and value:
+        text = value.replace("\r\n", "\n")
+        value = (text[:-1] if text.endswith("\n") else text).split("\n")
+        notes.append(
+            f"JSON edit, {where}: `lines` was one string; split it at its line breaks into "
+            f"{len(value)} line(s). Send a list of strings, one per line."
+        )
     if not isinstance(value, list) or not all(isinstance(row, str) for row in value):
         raise PatchSyntaxError(
             f"JSON edit, {where}: `lines` must be a list of strings, one per line."
@@ -413,6 +501,12 @@ def _json_lines(value: object, where: str) -> tuple[str, ...]:
         raise PatchSyntaxError(
             f"JSON edit, {where}: `lines` is empty; give at least one line (to remove lines "
             "use op `delete`)."
+        )
+    if any(row.endswith("\r") for row in value):
+        value = [row[:-1] if row.endswith("\r") else row for row in value]
+        notes.append(
+            f"JSON edit, {where}: rows ended in a carriage return (\\r); removed it (the "
+            "file keeps its own line endings)."
         )
     for i, row in enumerate(value):
         if "\n" in row:

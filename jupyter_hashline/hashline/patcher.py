@@ -38,7 +38,7 @@ import json
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import cast
 
@@ -47,6 +47,7 @@ from .apply import AppliedEdits, apply_edits, validate_edits
 from .callscope import call_scope
 from .edits import Edit, PatchSection
 from .errors import (
+    CodeDoesNotParseError,
     HashlineError,
     NotFoundError,
     NotTextError,
@@ -81,6 +82,14 @@ from .results import (
     build_preview,
 )
 from .store import DEFAULT_AGENT, Snapshot, SnapshotStore
+from .syntax import (
+    SpanFinder,
+    SyntaxCheck,
+    broken_spans,
+    changed_spans,
+    describe_problems,
+    finder_for_path,
+)
 from .text import line_count, normalize, restore, section_tag, split_lines
 
 DEFAULT_MAX_EDITS = 10_000
@@ -144,8 +153,10 @@ class Patcher:
         allow_overwrite: bool = True,
         max_edits: int = DEFAULT_MAX_EDITS,
         max_view_lines: int = DEFAULT_MAX_VIEW_LINES,
+        syntax_check: SyntaxCheck | str = SyntaxCheck.WARN,
     ) -> None:
         self.fs = checked_filesystem(fs)
+        self.syntax_check = SyntaxCheck(syntax_check)
         self._can = capabilities_of(self.fs)
         self.allow_overwrite = allow_overwrite
         self.max_edits = max_edits
@@ -367,7 +378,10 @@ class Patcher:
     async def _prepare(self, section: PatchSection) -> _Prepared:
         live = await self._load(section.path)
         await self.fs.preflight_write(section.path)
-        return await offloaded(len(live.text), lambda: self._prepare_loaded(section, live))
+        prepared = await offloaded(len(live.text), lambda: self._prepare_loaded(section, live))
+        if not section.notes:
+            return prepared
+        return replace(prepared, warnings=(*section.notes, *prepared.warnings))
 
     def _prepare_loaded(self, section: PatchSection, live: _Live) -> _Prepared:
         snapshot = self.store.by_hash(live.key, section.tag)
@@ -424,8 +438,22 @@ class Patcher:
 
     def _apply(self, edits: Sequence[Edit], live: _Live, label: str) -> AppliedEdits:
         applied = apply_edits(
-            live.text, edits, repair_echo=self.repair_echo, label=label, exact=self.exact_rows
+            live.text,
+            edits,
+            repair_echo=self.repair_echo,
+            label=label,
+            exact=self.exact_rows,
+            finder=self._finder(live.path, live.text),
         )
+        if applied.parse_problems:
+            said = describe_problems(applied.parse_problems, live.path)
+            if self.syntax_check is SyntaxCheck.STRICT:
+                raise CodeDoesNotParseError(
+                    f"Edit rejected: with it, {live.path} {said}. Nothing was written. Fix "
+                    f"the rows and send the edit again with the same header {label}."
+                )
+            note = f"{live.path} {said}: written as sent; fix it with another edit."
+            applied = replace(applied, warnings=(*applied.warnings, note))
         if "\x00" in applied.text:
             raise NotTextError(
                 f"The edit would put a NUL character into {live.path}; text files never hold "
@@ -433,6 +461,34 @@ class Patcher:
             )
         self._check_size(live.path, applied.text, self.max_file_bytes, "The edited file")
         return applied
+
+    def _finder(self, path: str, text: str) -> SpanFinder | None:
+        """Where `path` holds Python code (None: no claim, or the check is off)."""
+        if self.syntax_check is SyntaxCheck.OFF:
+            return None
+        code = self._can.code
+        return code.code_finder(path, text) if code is not None else finder_for_path(path)
+
+    def _whole_problems(self, path: str, live: _Live | None, text: str) -> tuple[str, ...]:
+        """The warning for a whole-file write whose Python no longer parses (or refuses it)."""
+        finder = self._finder(path, live.text if live is not None else "")
+        if finder is None or not text:
+            return ()
+        new_lines = split_lines(text)
+        old_lines = split_lines(live.text) if live is not None else []
+        regions = changed_spans(old_lines, new_lines, finder)
+        problems = broken_spans(old_lines, new_lines, regions, finder)
+        if not problems:
+            return ()
+        said = describe_problems(problems, path).replace(" this edit", " this write")
+        if live is None:
+            said = said.replace("; it parsed before this write", "")
+        if self.syntax_check is SyntaxCheck.STRICT:
+            raise CodeDoesNotParseError(
+                f"Write rejected: {path} {said}. Nothing was written. Fix the content and "
+                "send it again."
+            )
+        return (f"{path} {said}: written as sent; fix it with an edit.",)
 
     def _rebase(
         self, path: str, snapshot_text: str, live_text: str, footprint: Footprint
@@ -604,6 +660,7 @@ class Patcher:
                 "",
             )
             return PatchResult((noop,))
+        parse_notes = await offloaded(len(text), lambda: self._whole_problems(path, live, text))
         await self.fs.preflight_write(path)
         landed, write_notes, notes = await self._land(path, text, live)
         lines = split_lines(landed)
@@ -612,7 +669,7 @@ class Patcher:
         tag, note = self._record_landed(path, key, landed, kept)
         differs = landed != text and not notes
         warnings = write_notes or ((_landed_differs(path),) if differs else ())
-        warnings = (*warnings, *note)
+        warnings = (*parse_notes, *warnings, *note)
         preview = build_preview(lines, [(1, len(lines))], context=0, max_rows=10)
         op = SectionOp.CREATE if live is None else SectionOp.UPDATE
         section = SectionResult(

@@ -60,7 +60,9 @@ from ..hashline.filesystem import (
     checked_filesystem,
 )
 from ..hashline.offload import offloaded
+from ..hashline.syntax import SpanFinder, finder_for_path
 from ..hashline.text import line_count
+from .code_spans import CellSpans, notebook_language
 from .errors import InvalidNotebookError
 from .executed import Executed, with_executed
 from .ids import IdNotes, IdSource, display_ids, id_notes
@@ -448,6 +450,16 @@ class NotebookFilesystem(Filesystem):
             first, last = spans[cid] or (1, 0)
             lines.update(range(first, last + 1))
         return frozenset(lines)
+
+    def code_finder(self, path: str, text: str) -> SpanFinder | None:
+        """Code cells as spans in the notebook's language (a Python kernel: IPython syntax);
+        a plain file by its name; no claim for a notebook shown in a jupytext format."""
+        if not is_notebook_path(path):
+            return finder_for_path(path)
+        if not self.hashline:
+            return None
+        loaded = self._cached_for_view(path, text)
+        return CellSpans(notebook_language(loaded.nb) if loaded is not None else "ipython")
 
     def rebase_lines(
         self, path: str, snapshot_text: str, live_text: str, footprint: Footprint

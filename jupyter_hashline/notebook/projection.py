@@ -148,6 +148,16 @@ def marker_starts(text: str) -> list[int]:
     return starts
 
 
+def read_marker(marker: str) -> tuple[str, str | None] | None:
+    """(cell type, id or None) of a marker line, or None for a line that is not one."""
+    if not marker.startswith(MARKER_PREFIX):
+        return None
+    try:
+        return _read_marker(marker, 0)
+    except InvalidNotebookError:
+        return None
+
+
 def _read_marker(marker: str, line: int) -> tuple[str, str | None]:
     fast = _canonical_marker(marker)
     if fast is not None:

@@ -28,7 +28,7 @@ from jupyter_server.extension.application import ExtensionApp
 from traitlets import Bool, Enum, Instance, Int, List, TraitError, Unicode, validate
 from traitlets.utils.importstring import import_item
 
-from ..hashline import MountTable, SnapshotStore
+from ..hashline import MountTable, SnapshotStore, SyntaxCheck
 from ..notebook import NotebookFilesystem
 from ..tools import TOOL_NAMES, StorePlacement, default_store_placement
 from . import heap
@@ -60,6 +60,14 @@ class HashlineExtension(ExtensionApp):
         default_value=SeenLinesPolicy.REJECT.value,
         help="What to do with an edit anchored on lines the agent was never shown: "
         "'reject' it (showing those lines), apply it with a 'warn'ing, or 'off' (no check).",
+    ).tag(config=True)
+    syntax_check = Enum(
+        [c.value for c in SyntaxCheck],
+        default_value=SyntaxCheck.WARN.value,
+        help="What to do with an edit or write that turns Python code that parsed (a .py "
+        "file, a notebook's code cell, IPython syntax included) into code that does not: "
+        "'warn' (it lands, the reply names the line and the error), 'strict' (refused, "
+        "nothing written) or 'off' (no check, and no indentation repair).",
     ).tag(config=True)
     projection = Unicode(
         "hashline",
@@ -204,6 +212,7 @@ class HashlineExtension(ExtensionApp):
     def _configured_settings(self) -> HashlineSettings:
         return HashlineSettings(
             seen_lines=SeenLinesPolicy(self.seen_lines),
+            syntax_check=SyntaxCheck(self.syntax_check),
             projection=self.projection,
             layout=self.layout,
             live_save=self.live_save,

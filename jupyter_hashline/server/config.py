@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..hashline import SeenLinesPolicy
+from ..hashline import SeenLinesPolicy, SyntaxCheck
 
 MIB = 1024 * 1024
 _POLICY_ORDER = (SeenLinesPolicy.OFF, SeenLinesPolicy.WARN, SeenLinesPolicy.REJECT)
@@ -41,6 +41,7 @@ class HashlineSettings:
     """Everything the service needs to know from configuration."""
 
     seen_lines: SeenLinesPolicy = SeenLinesPolicy.REJECT
+    syntax_check: SyntaxCheck = SyntaxCheck.WARN
     projection: str = "hashline"
     layout: str = "keep"
     live_save: str = "wait"
@@ -106,6 +107,19 @@ def _tighten_seen_lines(current: HashlineSettings, value: Any) -> HashlineSettin
     return dataclasses.replace(current, seen_lines=wanted)
 
 
+_SYNTAX_ORDER = (SyntaxCheck.OFF, SyntaxCheck.WARN, SyntaxCheck.STRICT)
+
+
+def _tighten_syntax_check(current: HashlineSettings, value: Any) -> HashlineSettings | str:
+    try:
+        wanted = SyntaxCheck(value)
+    except ValueError:
+        return f"must be one of {[c.value for c in SyntaxCheck]}, got {value!r}"
+    if _SYNTAX_ORDER.index(wanted) < _SYNTAX_ORDER.index(current.syntax_check):
+        return f"would loosen the syntax check from {current.syntax_check.value!r}"
+    return dataclasses.replace(current, syntax_check=wanted)
+
+
 def _tighten_limit(
     key: str, unit: str = "bytes"
 ) -> Callable[[HashlineSettings, Any], HashlineSettings | str]:
@@ -169,6 +183,7 @@ def _tighten_allow_overwrite(current: HashlineSettings, value: Any) -> HashlineS
 
 _TIGHTENERS: dict[str, Callable[[HashlineSettings, Any], HashlineSettings | str]] = {
     "seen_lines": _tighten_seen_lines,
+    "syntax_check": _tighten_syntax_check,
     "allowed_paths": _tighten_allowed_paths,
     "read_only": _tighten_read_only,
     "allow_run": _tighten_allow_run,

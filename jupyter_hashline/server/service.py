@@ -166,6 +166,7 @@ def build_service(
         runner=(lambda notebooks: runner(contents, notebooks)) if runner is not None else None,
         run_refusal=run_refusal(settings),
         seen_lines=settings.seen_lines,
+        syntax_check=settings.syntax_check,
         max_patch_bytes=settings.max_patch_bytes,
         max_file_bytes=settings.max_file_bytes,
         activity=ActivityLog(settings.activity_limit),

@@ -262,8 +262,11 @@ Verbs: replace N: / replace N..M:, delete N / delete N..M, insert before N:, ins
 insert head:, insert tail:. Body rows start with + (a bare + is an empty line). Line numbers
 refer to the text you read and never shift while one edit applies. In a notebook each cell
 starts with a marker line `# %% [code] id=ID`: edit sources freely; add a marker without id for
-a new cell; delete or move markers to delete or move cells. If the file changed since your read,
-the edit is rebased when that is safe, else rejected with what to re-read."""
+a new cell; delete or move markers to delete or move cells. Rows are written literally: give
+each its full indentation as the file has it, never a stand-in like `# ... existing code ...`;
+send the edit alone, with no ``` fence or N: prefixes. A Python cell or file that stops parsing
+is named in the reply. If the file changed since your read, the edit is rebased when that is
+safe, else rejected with what to re-read."""
 
 _EDIT_ARGUMENTS = """
 Arguments: send exactly one of patch (the edit text above, one or more [path#TAG] sections) or

@@ -118,6 +118,7 @@ def open_directory(
     store_path: str | None = None,
     *,
     seen_lines: SeenLinesPolicy | str = SeenLinesPolicy.REJECT,
+    syntax_check: str = "warn",
     run_with: RunnerFactory | None = None,
     run_refusal: str | None = None,
 ) -> DirectoryWorkspace:
@@ -130,6 +131,7 @@ def open_directory(
         PairedDiskFilesystem(folder, unreadable=torn_notebook),
         SqliteSnapshotStore(chosen),
         seen_lines=seen_lines,
+        syntax_check=syntax_check,
         describe=f"directory {folder} (snapshots in {chosen})",
         runner=(lambda fs: run_with(fs, folder)) if run_with is not None else None,
         run_refusal=run_refusal,

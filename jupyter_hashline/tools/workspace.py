@@ -57,6 +57,7 @@ from ..hashline.patcher import (
 )
 from ..hashline.results import PartialWriteError, PatchResult, SectionOp, SectionResult
 from ..hashline.store import SnapshotStore
+from ..hashline.syntax import SyntaxCheck
 from ..hashline.text import line_count, section_tag
 from ..kernels import (
     DEFAULT_TIMEOUT_S,
@@ -125,6 +126,7 @@ class Workspace:
         store: SnapshotStore,
         *,
         seen_lines: SeenLinesPolicy | str = SeenLinesPolicy.REJECT,
+        syntax_check: SyntaxCheck | str = SyntaxCheck.WARN,
         max_patch_bytes: int = 16 * MiB,
         max_file_bytes: int = 64 * MiB,
         activity: ActivityLog | None = None,
@@ -145,6 +147,7 @@ class Workspace:
         self.max_view_lines = max_view_lines
         self.store = store
         self.seen_lines = SeenLinesPolicy(seen_lines)
+        self.syntax_check = SyntaxCheck(syntax_check)
         self.max_patch_bytes = max_patch_bytes
         self.max_file_bytes = max_file_bytes
         self.activity = activity if activity is not None else ActivityLog()
@@ -318,6 +321,7 @@ class Workspace:
                 locks=self.locks,
                 allow_overwrite=self.allow_overwrite,
                 max_edits=self.max_edits,
+                syntax_check=self.syntax_check,
                 max_view_lines=self.max_view_lines,
             )
             self._patchers[agent] = patcher

@@ -178,7 +178,7 @@ def test_to_json_round_trips() -> None:
         ({"path": "a", "tag": "ABCD", "edits": [{"op": "zap"}]}, "unknown op 'zap'"),
         ({"path": "a", "tag": "ABCD", "edits": [{"op": "delete"}]}, "missing key(s) start"),
         (
-            {"path": "a", "tag": "ABCD", "edits": [{"op": "delete", "start": "1"}]},
+            {"path": "a", "tag": "ABCD", "edits": [{"op": "delete", "start": "one"}]},
             "must be a line number",
         ),
         (
@@ -194,7 +194,7 @@ def test_to_json_round_trips() -> None:
             "`lines` is empty",
         ),
         (
-            {"path": "a", "tag": "ABCD", "edits": [{"op": "insert_tail", "lines": "x"}]},
+            {"path": "a", "tag": "ABCD", "edits": [{"op": "insert_tail", "lines": 5}]},
             "list of strings",
         ),
         (

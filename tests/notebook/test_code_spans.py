@@ -1,0 +1,114 @@
+"""Notebook cells as code spans, and the syntax check per cell through the notebook layer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from jupyter_hashline.hashline import (
+    AmbiguousEditError,
+    CodeDoesNotParseError,
+    DiskFilesystem,
+    InMemorySnapshotStore,
+    Patcher,
+)
+from jupyter_hashline.notebook import NotebookFilesystem
+from jupyter_hashline.notebook.code_spans import CellSpans, notebook_language
+
+TEXT = [
+    "# %% [markdown] id=m1",
+    "# Title (",
+    "# %% [code] id=c1",
+    "%matplotlib inline",
+    "def f(x):",
+    "    return x",
+    "# %% [code] id=c2",
+    "\\# %% not a marker",
+    "y = 1",
+]
+
+
+def test_a_span_is_one_cells_source_and_its_marker_belongs_to_it() -> None:
+    finder = CellSpans("ipython")
+    cell = finder.span_at(TEXT, 5)
+    assert cell is not None and (cell.first, cell.last, cell.label) == (4, 6, "c1")
+    assert finder.span_at(TEXT, 3) == cell
+    markdown = finder.span_at(TEXT, 2)
+    assert markdown is not None and not markdown.checked
+    escaped = finder.span_at(TEXT, 9)
+    assert escaped is not None and escaped.source == "# %% not a marker\ny = 1"
+    assert finder.span_labelled(TEXT, "c2") == escaped
+    assert finder.span_labelled(TEXT, "nope") is None
+
+
+def test_language_from_the_notebook() -> None:
+    assert notebook_language({"metadata": {"kernelspec": {"language": "python"}}}) == "ipython"
+    assert notebook_language({"metadata": {"language_info": {"name": "R"}}}) == "r"
+    assert notebook_language({"metadata": {}}) == "ipython"
+
+
+def _notebook(tmp_path: Path, language: str = "python") -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "k", "language": language, "display_name": "k"}
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# Notes"),
+        nbformat.v4.new_code_cell("!ls\ndef f(x):\n    if x:\n        return 1\n    return 0"),
+        nbformat.v4.new_code_cell("broken = (1"),
+    ]
+    nbformat.write(nb, tmp_path / "nb.ipynb")
+
+
+async def _edit(tmp_path: Path, patch: str, **options: str) -> tuple[tuple[str, ...], str]:
+    patcher = Patcher(
+        NotebookFilesystem(DiskFilesystem(tmp_path)), InMemorySnapshotStore(), **options
+    )
+    read = await patcher.read("nb.ipynb")
+    result = await patcher.apply(patch.replace("HEADER", read.header))
+    source = nbformat.read(tmp_path / "nb.ipynb", as_version=4).cells[1].source
+    return result.sections[0].warnings, source
+
+
+async def test_a_cell_with_its_indentation_dropped_is_re_indented(tmp_path: Path) -> None:
+    _notebook(tmp_path)
+    warnings, source = await _edit(tmp_path, "HEADER\nreplace 7:\n+return 2")
+    assert source.splitlines()[3] == "        return 2"
+    assert any("re-indented" in w for w in warnings)
+
+
+async def test_a_cell_that_stops_parsing_is_named_in_a_warning(tmp_path: Path) -> None:
+    _notebook(tmp_path)
+    warnings, source = await _edit(tmp_path, "HEADER\nreplace 7:\n+        return (2")
+    assert "return (2" in source
+    [said] = [w for w in warnings if "no longer parses" in w]
+    assert "line 7" in said and "cell" in said and "never closed" in said
+
+
+async def test_strict_mode_refuses_and_writes_nothing(tmp_path: Path) -> None:
+    _notebook(tmp_path)
+    before = (tmp_path / "nb.ipynb").read_bytes()
+    with pytest.raises(CodeDoesNotParseError) as caught:
+        await _edit(tmp_path, "HEADER\nreplace 7:\n+        return (2", syntax_check="strict")
+    assert caught.value.status == 422 and "Nothing was written" in str(caught.value)
+    assert (tmp_path / "nb.ipynb").read_bytes() == before
+
+
+async def test_a_cell_broken_before_the_edit_is_not_blamed_on_it(tmp_path: Path) -> None:
+    _notebook(tmp_path)
+    patcher = Patcher(NotebookFilesystem(DiskFilesystem(tmp_path)), InMemorySnapshotStore())
+    read = await patcher.read("nb.ipynb")
+    result = await patcher.apply(f"{read.header}\nreplace 10:\n+broken = (2")
+    assert not any("parses" in w for w in result.sections[0].warnings)
+
+
+async def test_an_r_notebook_gets_no_python_claim(tmp_path: Path) -> None:
+    _notebook(tmp_path, language="R")
+    warnings, source = await _edit(tmp_path, "HEADER\nreplace 7:\n+return 2")
+    assert source.splitlines()[3] == "return 2" and warnings == ()
+
+
+async def test_ambiguous_indentation_in_a_cell_is_refused(tmp_path: Path) -> None:
+    _notebook(tmp_path)
+    with pytest.raises(AmbiguousEditError):
+        await _edit(tmp_path, "HEADER\nreplace 8:\n+x = 5")
