@@ -21,11 +21,16 @@ from .projection import MARKER_PREFIX, read_marker, unescape_source
 
 def notebook_language(nb: Mapping[str, Any]) -> str:
     """The language of a notebook's code cells ("ipython" for Python kernels)."""
-    metadata = nb.get("metadata") or {}
-    info = metadata.get("language_info") or {}
-    spec = metadata.get("kernelspec") or {}
+    metadata = _mapping(nb.get("metadata"))
+    info = _mapping(metadata.get("language_info"))
+    spec = _mapping(metadata.get("kernelspec"))
     name = str(info.get("name") or spec.get("language") or "python").lower()
     return "ipython" if name in ("python", "python3", "ipython", "ipython3") else name
+
+
+def _mapping(value: object) -> Mapping[str, Any]:
+    """`value` if it is a mapping; odd metadata (a list, `true`) reads as none."""
+    return value if isinstance(value, Mapping) else {}
 
 
 @dataclass(frozen=True, slots=True)

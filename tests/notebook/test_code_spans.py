@@ -47,6 +47,9 @@ def test_language_from_the_notebook() -> None:
     assert notebook_language({"metadata": {"kernelspec": {"language": "python"}}}) == "ipython"
     assert notebook_language({"metadata": {"language_info": {"name": "R"}}}) == "r"
     assert notebook_language({"metadata": {}}) == "ipython"
+    # Odd metadata (found by the reliability fuzzer) reads as none, never raises.
+    assert notebook_language({"metadata": True}) == "ipython"
+    assert notebook_language({"metadata": {"language_info": ["R"], "kernelspec": 3}}) == "ipython"
 
 
 def _notebook(tmp_path: Path, language: str = "python") -> None:
