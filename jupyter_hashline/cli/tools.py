@@ -27,7 +27,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..hashline import (
+    AmbiguousEditError,
     AnchorError,
+    CodeDoesNotParseError,
     HashlineError,
     RepeatedNoOpError,
     StaleTagError,
@@ -59,6 +61,8 @@ REFUSALS: tuple[type[HashlineError], ...] = (
     UnseenLinesError,
     RepeatedNoOpError,
     AnchorError,
+    AmbiguousEditError,
+    CodeDoesNotParseError,
     InvalidNotebookError,
     TooLargeError,
     NotRunnableError,

@@ -130,6 +130,8 @@ def test_rejection_kinds_come_from_the_error_tree() -> None:
     others = _below(HashlineError) - refusals
     assert not {cls.kind for cls in others} & REJECTION_KINDS
     assert "patch_syntax" not in REJECTION_KINDS and "stale_cells" in REJECTION_KINDS
+    # an edit refused for its meaning (two readings, or code it would break) is a rejection
+    assert {"ambiguous_edit", "does_not_parse"} <= REJECTION_KINDS
 
 
 @pytest.mark.slow
