@@ -10,9 +10,10 @@ baseline ratio (bench/warm_baseline.json). CI does not run `--check`: timings ar
 (`QUICK_REPEATS`; corpus rows and the room row keep their 15 repeats, and the room's row
 without targets, `live_save = "wait"`, is left out), and the two safety tables
 without their peers (jupyter-mcp-server, which the full run installs and runs beside hashline):
-hashline's own columns, judged by the same oracles. Those two tables time nothing, so a quick
-run runs them side by side, after every timing benchmark (their output printed one after the
-other once both are done); the full run runs everything one after another."""
+hashline's own columns, judged by the same oracles; and the sloppy-agent table (bench/sloppy.py)
+on 12 cells instead of every eligible one. Those tables time nothing, so a quick run runs them
+side by side, after every timing benchmark (their output printed one after the other once all
+are done); the full run runs everything one after another."""
 
 from __future__ import annotations
 
@@ -35,17 +36,19 @@ MODULES = (
     "server",
     "safety",
     "safety_run",
+    "sloppy",
 )
 QUICK_REPEATS = "5"
 QUICK_LIMIT_S = 300  # `--quick` promises to finish in under 5 minutes on 2 cores
 QUICK_ARGS = {
     "safety": ("--peer", "model"),
     "safety_run": ("--peer", "none"),
+    "sloppy": ("--quick",),
     # the room row's targets are a few ms apart from its figures: 5 repeats cannot tell them
     # from this machine's noise, and 15 cost seconds; the row without targets is left out
     "server_room": ("--repeats", "15", "--targeted"),
 }
-UNTIMED = ("safety", "safety_run")
+UNTIMED = ("safety", "safety_run", "sloppy")
 """Correctness tables (outcome counts judged by oracles, no timing): a quick run runs them side
 by side once the timing benchmarks are done."""
 

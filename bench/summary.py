@@ -100,6 +100,26 @@ def _run_safety_rows(payload: Mapping[str, Any]) -> list[str]:
     return [*lines, f"{'run':<12}hashline stale-run targets, all together: {met}"]
 
 
+def _sloppy_rows(payload: Mapping[str, Any]) -> list[str]:
+    verdict = payload["hashline"]
+    controls = verdict["controls_as_meant"] / verdict["controls"] if verdict["controls"] else 0.0
+    rows = [
+        ("sloppy edits applied wrongly", str(verdict["applied_wrongly"]), "0"),
+        ("sloppy edits unparseable without a word", str(verdict["unparseable_silent"]), "0"),
+        ("clean controls applied as meant", f"{controls:.0%}", "100%"),
+    ]
+    lines = [
+        f"{'sloppy':<12}hashline {what:<50}{got:>8}  target {goal}" for what, got, goal in rows
+    ]
+    lines.append(
+        f"{'sloppy':<12}hashline {'correct call of another change (reported)':<50}"
+        f"{verdict.get('lookalikes', 0):>8}"
+    )
+    lines += [f"{'sloppy':<12}MISSING: {why}" for why in payload.get("missing", [])]
+    met = "MET" if verdict["met"] else "MISSED"
+    return [*lines, f"{'sloppy':<12}hashline sloppy-edit targets, all together: {met}"]
+
+
 BASELINE = Path(__file__).resolve().parent / "warm_baseline.json"
 WARM_SLACK = 1.10
 
@@ -125,7 +145,8 @@ def check(files: Mapping[str, Path], baseline_path: Path = BASELINE) -> list[str
             continue
         if isinstance(payload, dict):
             if not payload["hashline"]["met"]:
-                misses.append(f"{bench}: hashline's safety targets missed")
+                what = "sloppy-edit" if payload.get("table") == "sloppy" else "safety"
+                misses.append(f"{bench}: hashline's {what} targets missed")
             if not payload.get("revert", {"met": True})["met"]:
                 misses.append(f"{bench}: hashline's undo safety targets missed")
             misses += [f"{bench}: not measured: {why}" for why in payload.get("missing", [])]
@@ -170,6 +191,8 @@ def summarize(files: Mapping[str, Path], combined: Path, *, smoke: bool = False)
             lines += [_room_row(bench, row) for row in payload["rows"]]
         elif isinstance(payload, dict) and payload.get("table") == "run":
             lines += _run_safety_rows(payload)
+        elif isinstance(payload, dict) and payload.get("table") == "sloppy":
+            lines += _sloppy_rows(payload)
         elif isinstance(payload, dict):
             lines += _safety_rows(payload)
         else:
