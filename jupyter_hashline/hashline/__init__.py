@@ -46,9 +46,12 @@ from .filesystem import (
     capabilities_of,
     checked_filesystem,
 )
+from .line_diff import line_opcodes
 from .memory_fs import InMemoryFilesystem
 from .memory_store import InMemorySnapshotStore
+from .messages import too_many_edits
 from .mounts import MountTable
+from .offload import offloaded
 from .parse import parse_patch, patch_schema
 from .patcher import Patcher, SeenLinesPolicy
 from .recovery import rebase_by_text
@@ -116,11 +119,14 @@ __all__ = [
     "common_suffix",
     "finder_for_path",
     "is_not_found",
+    "line_opcodes",
     "normalize",
+    "offloaded",
     "parse_patch",
     "patch_schema",
     "rebase_by_text",
     "scope_memo",
     "section_tag",
+    "too_many_edits",
     "validate_edits",
 ]

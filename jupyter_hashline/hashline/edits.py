@@ -123,6 +123,11 @@ class PatchSection:
         """True when every edit is `insert head` / `insert tail` (position-free)."""
         return all(edit.op.at_edge for edit in self.edits)
 
+    @property
+    def row_chars(self) -> int:
+        """The characters of every row the edits carry."""
+        return sum(sum(map(len, edit.lines)) for edit in self.edits)
+
     def anchor_lines(self) -> frozenset[int]:
         """Every line some edit names."""
         return frozenset(n for edit in self.edits for n in edit.anchors)

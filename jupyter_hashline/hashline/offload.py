@@ -11,6 +11,8 @@ a comparison of bytes, not work per character.)
 Invariants:
 - `offloaded(size, work)` returns what `work()` returns (or raises what it raises) either way;
   the step runs with the caller's context (the engine call's scope and memo go with it).
+- A call of many edits (`OFFLOAD_EDITS`) runs every step in a thread (`heavy_call`): what
+  each edit costs does not grow with its size.
 - The caller still holds whatever asyncio locks it held: a step in a thread is awaited, never
   left running behind the call.
 """
@@ -18,10 +20,12 @@ Invariants:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TypeVar
 
-__all__ = ["OFFLOAD_SIZE", "offloaded"]
+__all__ = ["OFFLOAD_EDITS", "OFFLOAD_ROWS", "OFFLOAD_SIZE", "heavy_call", "offloaded"]
 
 OFFLOAD_SIZE = 1024 * 1024
 """Characters (or bytes) from which a step runs in a worker thread. Below it a step is short
@@ -32,11 +36,36 @@ read and edit of a 1,000-cell notebook open in a room (1.1 MB, a 370 KB projecti
 61-74 ms when its 1.1 MB put the notebook's steps in a thread (worst stall 36 ms), and 23-35 ms
 once weighed by its projection, on the loop (worst stall 12-32 ms; bench.server_room)."""
 
+OFFLOAD_ROWS = 2_000
+"""Rows of an edit (lines of its text, edits and body rows of its JSON form) from which parsing
+it runs in a worker thread: parsing costs per row, not per character (5-13 µs a verb line,
+about 3 µs a body row here), so 2,000 rows are at most about 25 ms on the loop."""
+
+OFFLOAD_EDITS = 64
+"""Edit operations from which every step of a call runs in a worker thread (`heavy_call`),
+whatever the file's size: checking an edit (anchors, echoes, its cell's syntax) and landing it
+(its cell validated, serialized, diffed) cost 0.2-0.5 ms here however small it is, so 10,000
+edits spread over 10,000 cells of a 400 KB notebook held the loop for 2.4 s."""
+
+_HEAVY: ContextVar[bool] = ContextVar("hashline_heavy_call", default=False)
+
+
+@contextmanager
+def heavy_call(heavy: bool = True) -> Iterator[None]:
+    """Within it (when `heavy`), `offloaded` runs every step in a worker thread."""
+    token = _HEAVY.set(heavy or _HEAVY.get())
+    try:
+        yield
+    finally:
+        _HEAVY.reset(token)
+
+
 T = TypeVar("T")
 
 
-async def offloaded(size: int, work: Callable[[], T]) -> T:
-    """`work()`, in a worker thread when `size` is `OFFLOAD_SIZE` or more (see above)."""
-    if size < OFFLOAD_SIZE:
+async def offloaded(size: int, work: Callable[[], T], threshold: int = OFFLOAD_SIZE) -> T:
+    """`work()`, in a worker thread when `size` is `threshold` (`OFFLOAD_SIZE` unless said) or
+    more, or within a `heavy_call` (see above)."""
+    if size < threshold and not _HEAVY.get():
         return work()
     return await asyncio.to_thread(work)

@@ -59,6 +59,54 @@ JSON_OPS = tuple(op.value for op in EditOp)
 PatchInput = str | Mapping[str, object] | Sequence[Mapping[str, object]] | Sequence[PatchSection]
 
 
+_COMMAND_LINE = re.compile(r"^[ \t]*(?:replace|delete|insert)\s", re.MULTILINE)
+
+
+@dataclass(frozen=True, slots=True)
+class PatchBulk:
+    """How big an edit is, measured without parsing it: `edits`, the edit operations it holds
+    (its lines starting with a verb; the `"op"` keys of JSON text; the entries of JSON `edits`
+    lists), which is what parsing counts for any edit but one wrapped in chat whose prose has
+    lines starting with a verb; `rows`, what parsing it costs (lines of the text, edits and
+    body rows of the JSON form). One pass of C code or one loop over the edits: an edit of
+    400,000 operations is refused in milliseconds, not after seconds of parsing."""
+
+    edits: int
+    rows: int
+
+
+def patch_bulk(patch: object) -> PatchBulk:
+    """The `PatchBulk` of an edit in any form `parse_patch` takes (0, 0 for parsed sections)."""
+    if isinstance(patch, str):
+        rows = patch.count("\n") + 1
+        stripped = patch.lstrip()
+        if stripped.startswith("{") or _JSON_LIST_START.match(stripped):
+            ops = patch.count('"op"')
+            return PatchBulk(ops, rows + ops)  # JSON text may put every edit on one line
+        return PatchBulk(len(_COMMAND_LINE.findall(patch)), rows)
+    sections = [patch] if isinstance(patch, Mapping) else patch
+    if not isinstance(sections, list):
+        return PatchBulk(0, 0)
+    edits = [
+        found
+        for section in sections
+        if isinstance(section, Mapping) and isinstance(found := section.get("edits"), list)
+    ]
+    count = sum(len(found) for found in edits)
+    if count > _ROWS_COUNTED:  # refused on its count alone: no need to weigh its rows
+        return PatchBulk(count, count)
+    body = sum(
+        len(lines) if isinstance(lines := edit.get("lines"), (list, str)) else 0
+        for found in edits
+        for edit in found
+        if isinstance(edit, Mapping)
+    )
+    return PatchBulk(count, count + body)
+
+
+_ROWS_COUNTED = 100_000
+
+
 def parse_patch(patch: PatchInput | PatchSection) -> list[PatchSection]:
     """Parse edit text, a JSON dict/list, a JSON string, or pass parsed sections through."""
     if isinstance(patch, PatchSection):

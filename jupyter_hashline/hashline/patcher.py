@@ -69,8 +69,8 @@ from .filesystem import (
     checked_filesystem,
 )
 from .locks import PathLocks
-from .offload import offloaded
-from .parse import PatchInput, parse_patch
+from .offload import OFFLOAD_EDITS, OFFLOAD_ROWS, heavy_call, offloaded
+from .parse import PatchInput, parse_patch, patch_bulk
 from .recovery import carry_lines, rebase_by_text
 from .replace_guard import check_replace
 from .results import (
@@ -255,16 +255,19 @@ class Patcher:
 
     async def apply(self, patch: PatchInput | PatchSection) -> PatchResult:
         """Apply an edit (text form, JSON form or parsed sections) to one or more files."""
-        self.check_patch_size(patch)
-        early = _json_edit_count(patch)  # the JSON form: refused before it is parsed
-        if early > self.max_edits:
-            raise TooLargeError(messages.too_many_edits(early, self.max_edits))
-        sections = parse_patch(patch)
+        bulk = patch_bulk(patch)  # too many edits: refused before anything is parsed
+        if bulk.edits > self.max_edits:
+            raise TooLargeError(messages.too_many_edits(bulk.edits, self.max_edits))
+        sections = await offloaded(bulk.rows, lambda: self._parsed(patch), OFFLOAD_ROWS)
         count = sum(len(section.edits) for section in sections)
         if count > self.max_edits:
             raise TooLargeError(messages.too_many_edits(count, self.max_edits))
-        with call_scope():
+        with call_scope(), heavy_call(count >= OFFLOAD_EDITS):
             return await self._apply_sections(sections)
+
+    def _parsed(self, patch: PatchInput | PatchSection) -> list[PatchSection]:
+        self.check_patch_size(patch)
+        return parse_patch(patch)
 
     async def _apply_sections(self, sections: Sequence[PatchSection]) -> PatchResult:
         keys = [await self._key(s.path) for s in sections]
@@ -378,7 +381,8 @@ class Patcher:
     async def _prepare(self, section: PatchSection) -> _Prepared:
         live = await self._load(section.path)
         await self.fs.preflight_write(section.path)
-        prepared = await offloaded(len(live.text), lambda: self._prepare_loaded(section, live))
+        weight = _weight(live.text, section)
+        prepared = await offloaded(weight, lambda: self._prepare_loaded(section, live))
         if not section.notes:
             return prepared
         return replace(prepared, warnings=(*section.notes, *prepared.warnings))
@@ -567,7 +571,8 @@ class Patcher:
         live, applied = item.live, item.applied
         landed, write_notes, notes = await self._land(live.path, applied.text, live)
         return await offloaded(
-            len(landed), lambda: self._landed_section(item, landed, write_notes, notes)
+            _weight(landed, item.section),
+            lambda: self._landed_section(item, landed, write_notes, notes),
         )
 
     def _landed_section(
@@ -868,10 +873,7 @@ def _unwritten(item: _Prepared) -> SectionResult:
     )
 
 
-def _json_edit_count(patch: object) -> int:
-    """How many edit operations a JSON-form patch lists (0 for any other form)."""
-    sections = [patch] if isinstance(patch, Mapping) else patch
-    if not isinstance(sections, list):
-        return 0
-    edits = (section.get("edits") for section in sections if isinstance(section, Mapping))
-    return sum(len(found) for found in edits if isinstance(found, list))
+def _weight(text: str, section: PatchSection) -> int:
+    """What applying `section` to `text` (or recording it landed as `text`) weighs against
+    `OFFLOAD_SIZE`: the characters of both (a small file may get a big edit)."""
+    return len(text) + section.row_chars

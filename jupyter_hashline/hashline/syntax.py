@@ -166,20 +166,19 @@ def broken_spans(
     longer parse but did before the edit (or are new): what the edit broke, not what it
     found broken."""
     problems: list[ParseProblem] = []
-    seen: set[tuple[int, int]] = set()
-    for start, end in regions:
-        line = min(max(start, 1), max(len(new_lines), 1))
+    done = 0  # spans do not overlap: every line up to here has been looked at
+    for start, end in sorted(regions):
+        line = max(min(max(start, 1), max(len(new_lines), 1)), done + 1)
         while line <= max(end, start):
             span = finder.span_at(new_lines, line)
             if span is None:
                 line += 1
                 continue
-            if (span.first, span.last) not in seen:
-                seen.add((span.first, span.last))
-                problem = parse_problem(span)
-                if problem is not None and _parsed_before(old_lines, span, finder):
-                    problems.append(problem)
+            problem = parse_problem(span)
+            if problem is not None and _parsed_before(old_lines, span, finder):
+                problems.append(problem)
             line = max(span.last, line) + 1
+            done = line - 1
     return tuple(problems)
 
 

@@ -69,13 +69,13 @@ def added_or_changed_cells(before: str, after: str) -> tuple[str, ...]:
     # a projection shows every cell under a distinct id, so an id in the changed stretch of
     # `after` is nowhere in the shared start and end: its old version, if any, is in `before`'s
     old = {c.cell_id: c for c in old_cells if c.cell_id is not None}
-    touched: list[str] = []
+    touched: dict[str, None] = {}  # in order, each once (a set's speed: 10,000 cells change)
     for cell in new_cells:
         if cell.cell_id is None or cell.cell_id in touched:
             continue
         was = old.get(cell.cell_id)
         if was is None or (was.cell_type, was.source) != (cell.cell_type, cell.source):
-            touched.append(cell.cell_id)
+            touched[cell.cell_id] = None
     return tuple(touched)
 
 

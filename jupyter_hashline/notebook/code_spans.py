@@ -6,6 +6,8 @@ Invariants:
   what is checked is what the cell holds.
 - Code cells carry the notebook's language ("ipython" for a Python kernel: magics and shell
   lines parse); markdown and raw cells carry their type, so no claim is made for them.
+- Lines above the first marker (an edit can put text there) are one span of no language: no
+  claim is made for them, and walking the spans steps over them at once.
 - Cost is one cell's lines per span (a scan to the markers around it), never the notebook.
 """
 
@@ -45,8 +47,8 @@ class CellSpans:
         marker = line
         while marker >= 1 and not lines[marker - 1].startswith(MARKER_PREFIX):
             marker -= 1
-        if marker < 1:
-            return None
+        if marker < 1:  # above the first marker: no cell, and no claim (scanned once, not
+            return _preamble(lines, line)  # once per line, by whoever walks the spans)
         return self._cell(lines, marker)
 
     def span_labelled(self, lines: Sequence[str], label: str) -> CodeSpan | None:
@@ -66,3 +68,11 @@ class CellSpans:
             last += 1
         language = self.language if cell_type == "code" else cell_type
         return CodeSpan(marker + 1, last, language, cell_id, lines, unescape_source)
+
+
+def _preamble(lines: Sequence[str], line: int) -> CodeSpan:
+    """The lines before the first marker (text an edit put there), as a span of no language."""
+    last = line
+    while last < len(lines) and not lines[last].startswith(MARKER_PREFIX):
+        last += 1
+    return CodeSpan(1, last, "", None, lines)

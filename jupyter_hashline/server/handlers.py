@@ -7,7 +7,9 @@ call one service method. Every verb is `@web.authenticated` and `@authorized` on
 "kernels" resource for "execute": it runs code in the notebook's kernel (and writes the outputs
 into the notebook, hence contents write), so a user who may edit files but not execute kernels
 gets 403. Every error body is `{"error", "message"}`: tool errors from the outcome, the rest
-from `errors.error_response`, via `write_error`.
+from `errors.error_response`, via `write_error`. A body of a megabyte or more is parsed in a
+worker thread, and an edit's body carrying more edits than `max_edits_per_patch` is refused
+before it is parsed: no one request holds up everyone else on the server.
 
 The agent of a request: the `X-Hashline-Agent` header when sent; else, for a request
 authenticated by the server's token alone (jupyter_server invents a new anonymous user for each
@@ -28,8 +30,16 @@ from jupyter_server.auth.identity import IdentityProvider
 from jupyter_server.base.handlers import APIHandler
 from tornado import web
 
-from ..hashline import HashlineError
-from ..tools import AGENT_HEADER, CATALOG, Source, ToolOutcome, ToolSpec, run_tool
+from ..hashline import HashlineError, offloaded
+from ..tools import (
+    AGENT_HEADER,
+    CATALOG,
+    EditRequest,
+    Source,
+    ToolOutcome,
+    ToolSpec,
+    run_tool,
+)
 from .agent_names import token_agent
 from .errors import error_response
 from .requests import (
@@ -75,8 +85,15 @@ class HashlineHandler(APIHandler):
         user = self.current_user
         return str(getattr(user, "username", None) or getattr(user, "name", None) or user)
 
-    def body(self) -> dict[str, Any]:
-        return json_object(self.request.body, self.service.settings.max_request_bytes)
+    async def body(self, max_edits: int | None = None) -> dict[str, Any]:
+        """The JSON body as an object; a large one is parsed in a worker thread, so a request
+        of megabytes never holds up everyone else on the server. With `max_edits`, a body
+        carrying more edit operations is refused before it is parsed."""
+        raw, limit = self.request.body, self.service.settings.max_request_bytes
+        return await offloaded(len(raw), lambda: json_object(raw, limit, max_edits))
+
+    async def query(self) -> dict[str, str]:
+        return query_arguments(self.request.arguments)
 
     async def respond(self, work: Work, status: int = 200) -> None:
         """Run `work` and write its result as JSON, or the mapped error."""
@@ -106,9 +123,11 @@ class ToolHandler(HashlineHandler):
 
     spec: ClassVar[ToolSpec]
 
-    async def run(self, arguments: Callable[[], Mapping[str, Any]], source: Source) -> None:
+    async def run(
+        self, arguments: Callable[[], Awaitable[Mapping[str, Any]]], source: Source
+    ) -> None:
         try:
-            raw, agent = arguments(), self.agent
+            raw, agent = await arguments(), self.agent
         except HashlineError as err:
             self.send_error(err.status, exc_info=sys.exc_info())
             return
@@ -125,7 +144,7 @@ class QueryToolHandler(ToolHandler):
     @web.authenticated
     @authorized
     async def get(self) -> None:
-        await self.run(lambda: query_arguments(self.request.arguments), Source.QUERY)
+        await self.run(self.query, Source.QUERY)
 
 
 class BodyToolHandler(ToolHandler):
@@ -134,7 +153,11 @@ class BodyToolHandler(ToolHandler):
     @web.authenticated
     @authorized
     async def post(self) -> None:
-        await self.run(self.body, Source.JSON)
+        await self.run(self.arguments, Source.JSON)
+
+    async def arguments(self) -> dict[str, Any]:
+        edits = self.spec.request is EditRequest  # only an edit's text is counted as edits
+        return await self.body(self.service.settings.max_edits_per_patch if edits else None)
 
 
 class RunToolHandler(ToolHandler):
@@ -174,7 +197,7 @@ class RevertHandler(HashlineHandler):
     @authorized
     async def post(self) -> None:
         try:
-            body, agent = self.body(), self.agent
+            body, agent = await self.body(), self.agent
             outcome = await self.service.revert(body, agent)
         except HashlineError as err:
             self.send_error(err.status, exc_info=sys.exc_info())
@@ -205,7 +228,10 @@ class SessionsHandler(HashlineHandler):
     @web.authenticated
     @authorized
     async def post(self) -> None:
-        await self.respond(lambda: self.service.post_session(parse_session_body(self.body())))
+        async def post_session() -> Mapping[str, Any]:
+            return self.service.post_session(parse_session_body(await self.body()))
+
+        await self.respond(post_session)
 
 
 class SessionHandler(HashlineHandler):

@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..hashline.line_diff import line_opcodes
 from ..hashline.results import PatchResult, SectionResult
 from ..hashline.text import common_prefix, common_suffix, section_tag
 
@@ -153,16 +154,10 @@ class _Changed:
     base: int = 0
 
     def opcodes(self) -> list[tuple[str, int, int, int, int]]:
-        """difflib opcodes over the window (its equal lines at the ends included)."""
-        matcher = difflib.SequenceMatcher(
-            a=self.old[self.start : self.old_end],
-            b=self.new[self.start : self.new_end],
-            autojunk=False,
-        )
+        """difflib's opcodes over the window (its equal lines at the ends included)."""
         s = self.start
-        codes = [
-            (op, i1 + s, i2 + s, j1 + s, j2 + s) for op, i1, i2, j1, j2 in matcher.get_opcodes()
-        ]
+        middle = line_opcodes(self.old[s : self.old_end], self.new[s : self.new_end])
+        codes = [(op, i1 + s, i2 + s, j1 + s, j2 + s) for op, i1, i2, j1, j2 in middle]
         head = [("equal", 0, s, 0, s)] if s else []
         tail_len = len(self.old) - self.old_end
         tail = [("equal", self.old_end, len(self.old), self.new_end, len(self.new))]
@@ -343,7 +338,11 @@ class ActivityLog:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
-    def record(
+    def record(self, **edit: Any) -> ActivityRecord:
+        """Add one applied edit (the fields of `describe`) and return its record."""
+        return self._add(**self.describe(**edit))
+
+    def describe(
         self,
         *,
         path: str,
@@ -356,24 +355,25 @@ class ActivityLog:
         notes: Iterable[str] = (),
         reverts: Iterable[int] = (),
         undo: UndoPlan | None = None,
-    ) -> ActivityRecord:
-        """Add one applied edit and return its record."""
+    ) -> dict[str, Any]:
+        """The fields of one applied edit's record: its diff and cells, worked out from the
+        two texts (pure, so a big edit's can be worked out in a worker thread)."""
         diff = unified_diff(path, before, after, self._max_diff_chars)
         cells = cells_in_changed_lines(before, after) if path.endswith(".ipynb") else ()
-        return self._add(
-            path=path,
-            op=op,
-            who=who,
-            source=source,
-            header_before=f"[{path}#{section_tag(before)}]",
-            header_after=f"[{path}#{section_tag(after)}]",
-            diff=diff,
-            warnings=tuple(warnings),
-            cells=cells,
-            notes=tuple(notes),
-            reverts=tuple(reverts),
-            undo=undo,
-        )
+        return {
+            "path": path,
+            "op": op,
+            "who": who,
+            "source": source,
+            "header_before": f"[{path}#{section_tag(before)}]",
+            "header_after": f"[{path}#{section_tag(after)}]",
+            "diff": diff,
+            "warnings": tuple(warnings),
+            "cells": cells,
+            "notes": tuple(notes),
+            "reverts": tuple(reverts),
+            "undo": undo,
+        }
 
     def record_run(
         self,
@@ -432,7 +432,7 @@ class ActivityLog:
         with self._lock:
             self._records.append(record)
 
-    def record_result(
+    def describe_result(
         self,
         result: PatchResult,
         *,
@@ -440,11 +440,13 @@ class ActivityLog:
         source: str,
         undo: Callable[[SectionResult], UndoPlan | None] | None = None,
         reverts: Iterable[int] = (),
-    ) -> list[ActivityRecord]:
-        """Record every section of a patch result that landed and changed its file (with the
-        plan `undo` makes to undo it)."""
+    ) -> list[dict[str, Any]]:
+        """`describe` for every section of a patch result that landed and changed its file
+        (with the plan `undo` makes to undo it); pure, like `describe`. `add_described` then
+        records them."""
+        reverted = tuple(reverts)
         return [
-            self.record(
+            self.describe(
                 path=section.path,
                 op=str(section.op.value),
                 who=who,
@@ -453,12 +455,16 @@ class ActivityLog:
                 after=section.after,
                 warnings=section.warnings,
                 notes=(*((section.banner,) if section.banner else ()), *section.notes),
-                reverts=reverts,
+                reverts=reverted,
                 undo=undo(section) if undo is not None else None,
             )
             for section in result.sections
             if section.written and section.before != section.after
         ]
+
+    def add_described(self, described: Iterable[dict[str, Any]]) -> list[ActivityRecord]:
+        """Store records made by `describe_result`, in order, telling the listeners."""
+        return [self._add(**fields) for fields in described]
 
     def _announce(self, entry: ActivityRecord) -> None:
         for listener in list(self._listeners):

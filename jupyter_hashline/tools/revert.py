@@ -19,7 +19,6 @@ Invariants:
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -31,6 +30,7 @@ import xxhash
 from ..hashline.apply import apply_edits
 from ..hashline.edits import Edit, PatchSection
 from ..hashline.errors import HashlineError, StaleTagError
+from ..hashline.line_diff import line_opcodes
 from ..hashline.store import Snapshot, SnapshotStore
 from ..hashline.text import section_tag, split_lines
 from .activity import ActivityRecord
@@ -125,10 +125,9 @@ def _inverse(before: str, after: str) -> tuple[tuple[Edit, ...], bool]:
     head = before.count("\n", 0, head_chars)  # whole lines the two texts share at the top
     old = split_lines(before[head_chars : len(before) - tail_chars])
     new = split_lines(after[head_chars : len(after) - tail_chars])
-    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
     edits: list[Edit] = []
     structural = False
-    for op, a1, a2, j1, j2 in matcher.get_opcodes():
+    for op, a1, a2, j1, j2 in line_opcodes(old, new):
         if op == "equal":
             continue
         b1, b2 = j1 + head, j2 + head

@@ -48,6 +48,8 @@ from typing import Any
 from ..hashline import messages
 from ..hashline.errors import HashlineError, NotFoundError, is_not_found
 from ..hashline.locks import PathLocks
+from ..hashline.offload import OFFLOAD_EDITS, heavy_call, offloaded
+from ..hashline.parse import patch_bulk
 from ..hashline.patcher import (
     DEFAULT_MAX_EDITS,
     DEFAULT_MAX_VIEW_LINES,
@@ -188,7 +190,8 @@ class Workspace:
             with layout_for_call(request.layout):
                 return await patcher.apply(request.edit)
 
-        return await self._changing(request.agent, "patch", run)
+        with heavy_call(patch_bulk(request.edit).edits >= OFFLOAD_EDITS):  # its record too
+            return await self._changing(request.agent, "patch", run)
 
     async def write(self, request: WriteRequest) -> ToolOutcome:
         patcher = self.patcher(request.agent)
@@ -293,11 +296,9 @@ class Workspace:
             steps = await self._undo_all(targets, request.agent)
         except HashlineError as err:
             return ToolOutcome.failure(err)
-        records = tuple(
-            record
-            for target, result, removed in steps
-            for record in self._record(result, request.agent, "revert", removed, (target.id,))
-        )
+        records: tuple[ActivityRecord, ...] = ()
+        for target, result, removed in steps:
+            records += await self._record(result, request.agent, "revert", removed, (target.id,))
         landed = [result.to_text() for _, result, _ in steps if result.changed]
         undone = [target.id for target, _, _ in steps]
         what = describe_targets(targets) if targets else "nothing"
@@ -365,12 +366,12 @@ class Workspace:
             with capturing_removed() as removed:
                 result = await self._retrying(run)
         except PartialWriteError as err:
-            records = self._record(err.result, agent, source, removed)
+            records = await self._record(err.result, agent, source, removed)
             await self._note_touched(agent, err.result)
             return ToolOutcome.failure(err, result=err.result, activity=records)
         except HashlineError as err:
             return ToolOutcome.failure(err)
-        records = self._record(result, agent, source, removed)
+        records = await self._record(result, agent, source, removed)
         await self._note_touched(agent, result)
         reply = {**result.to_json(), "activity": [record.to_json() for record in records]}
         return ToolOutcome(result.to_text(), reply=reply, result=result, activity=records)
@@ -383,7 +384,7 @@ class Workspace:
                 continue
         return await run()
 
-    def _record(
+    async def _record(
         self,
         result: PatchResult,
         agent: str,
@@ -406,10 +407,14 @@ class Workspace:
                 after_tag=section.tag,
             )
 
-        records = self.activity.record_result(
-            result, who=agent, source=source, undo=undo, reverts=reverts
+        size = sum(len(section.before) + len(section.after) for section in result.sections)
+        described = await offloaded(  # diffs and undo plans of a big edit: off the event loop
+            size,
+            lambda: self.activity.describe_result(
+                result, who=agent, source=source, undo=undo, reverts=reverts
+            ),
         )
-        return tuple(records)
+        return tuple(self.activity.add_described(described))
 
     # -- undo ----------------------------------------------------------------------------------
 
@@ -426,7 +431,7 @@ class Workspace:
                 stuck = await self._roll_back(steps, agent)
                 if stuck:  # the feed must show what stayed undone
                     for target, landed, cells in stuck:
-                        self._record(landed, agent, "revert", cells, (target.id,))
+                        await self._record(landed, agent, "revert", cells, (target.id,))
                     raise RevertRefusedError(_partly(record, err, stuck)) from err
                 raise refused_error(err, record, len(steps)) from err
             steps.append((record, result, removed))

@@ -9,7 +9,7 @@ import pytest
 
 from jupyter_hashline.hashline.edits import Edit, EditOp, PatchSection
 from jupyter_hashline.hashline.errors import PatchSyntaxError
-from jupyter_hashline.hashline.parse import parse_patch, patch_schema
+from jupyter_hashline.hashline.parse import PatchBulk, parse_patch, patch_bulk, patch_schema
 
 DESIGN_EXAMPLE = """\
 [examples/demo.py#5BF9]
@@ -256,3 +256,38 @@ def test_every_op_is_in_the_schema() -> None:
     text = json.dumps(patch_schema())
     for op in EditOp:
         assert f'"{op.value}"' in text
+
+
+@pytest.mark.parametrize(
+    "patch",
+    [
+        "[a.py#ABCD]\ndelete 1\n  replace 2..3:\n+x\n+delete 9\ninsert after 4:\n+y\n"
+        "insert tail:\n+z",
+        {"path": "a.py", "tag": "ABCD", "edits": [{"op": "delete", "start": 1, "end": 1}] * 3},
+        [
+            {
+                "path": "a.py",
+                "tag": "ABCD",
+                "edits": [{"op": "replace", "start": 1, "lines": "a\nb"}],
+            }
+        ],
+        json.dumps({"path": "a.py", "tag": "ABCD", "edits": [{"op": "delete", "start": 2}] * 5}),
+        "```\n[a.py#ABCD]\nreplace 1:\n+x\n```",
+    ],
+)
+def test_patch_bulk_counts_what_parsing_finds(patch: object) -> None:
+    bulk = patch_bulk(patch)
+    assert bulk.edits == sum(len(s.edits) for s in parse_patch(patch))  # type: ignore[arg-type]
+    assert bulk.rows >= bulk.edits
+
+
+def test_patch_bulk_weighs_rows() -> None:
+    text = "[a.py#ABCD]\nreplace 1:\n" + "+x\n" * 5_000
+    assert patch_bulk(text) == PatchBulk(1, 5_003)
+    section = {
+        "path": "a.py",
+        "tag": "ABCD",
+        "edits": [{"op": "replace", "start": 1, "lines": ["x"] * 9}],
+    }
+    assert patch_bulk(section) == PatchBulk(1, 10)
+    assert patch_bulk(PatchSection("a.py", "ABCD", ())) == PatchBulk(0, 0)

@@ -732,3 +732,15 @@ async def test_too_many_edits_or_too_long_a_view_are_refused_naming_the_limit() 
     assert fs.get("t.txt") == TEN
     done = await patcher.apply({**section, "edits": edits[:3]})
     assert done.sections[0].written
+
+
+async def test_too_many_edits_are_refused_before_the_edit_is_parsed() -> None:
+    fs, patcher = make({"t.txt": TEN}, max_edits=3)
+    read = await patcher.read("t.txt")
+    # four verb lines and then a line no parser reads: refused for its count, unparsed
+    text = f"{read.header}\n" + "delete 1\n" * 4 + "this is not an edit row\n"
+    with pytest.raises(TooLargeError, match=r"4 edit operations, over the limit of 3"):
+        await patcher.apply(text)
+    with pytest.raises(PatchSyntaxError):  # within the limit, it is parsed and refused
+        await patcher.apply(f"{read.header}\n" + "delete 1\n" * 3 + "this is not an edit row\n")
+    assert fs.get("t.txt") == TEN

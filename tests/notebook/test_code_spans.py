@@ -14,6 +14,7 @@ from jupyter_hashline.hashline import (
     InMemorySnapshotStore,
     Patcher,
 )
+from jupyter_hashline.hashline.syntax import broken_spans, iter_spans
 from jupyter_hashline.notebook import NotebookFilesystem
 from jupyter_hashline.notebook.code_spans import CellSpans, notebook_language
 
@@ -115,3 +116,34 @@ async def test_ambiguous_indentation_in_a_cell_is_refused(tmp_path: Path) -> Non
     _notebook(tmp_path)
     with pytest.raises(AmbiguousEditError):
         await _edit(tmp_path, "HEADER\nreplace 8:\n+x = 5")
+
+
+def test_lines_above_the_first_marker_are_one_span_of_no_language() -> None:
+    text = ["x = (", "y = 2", *TEXT]
+    finder = CellSpans("ipython")
+    preamble = finder.span_at(text, 1)
+    assert preamble is not None and (preamble.first, preamble.last) == (1, 2)
+    assert finder.span_at(text, 2) == preamble and not preamble.checked
+    assert [(s.first, s.last) for s in iter_spans(text, finder)] == [
+        (1, 2), (4, 4), (6, 8), (10, 11)
+    ]  # fmt: skip
+
+
+def test_an_edit_putting_many_lines_above_the_first_marker_is_checked_in_one_pass() -> None:
+    """200,000 lines no marker is above: each used to scan back to the top (quadratic)."""
+    finder = CellSpans("ipython")
+    new = ["x = 1"] * 200_000 + TEXT[2:]
+    calls = 0
+    real = finder.span_at
+
+    class Counting:
+        def span_at(self, lines, line):  # type: ignore[no-untyped-def]
+            nonlocal calls
+            calls += 1
+            return real(lines, line)
+
+        def span_labelled(self, lines, label):  # type: ignore[no-untyped-def]
+            return finder.span_labelled(lines, label)
+
+    assert broken_spans(TEXT, new, [(1, 200_000), (5, 7), (199_990, 200_003)], Counting()) == ()
+    assert calls <= 3  # one span for the 200,000 lines, then the cell after them

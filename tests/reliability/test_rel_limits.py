@@ -169,3 +169,21 @@ async def test_edit_count_and_view_size_limits_answer_413_naming_the_trait(
     assert (jp_root_dir / "long.py").read_text() == text
     status, _ = await api("patch", method="POST", body={"edits": {**section, "edits": edits[:5]}})
     assert status == 200
+
+
+@pytest.mark.parametrize("hashline_config", [{"max_edits_per_patch": 5}], indirect=True)
+async def test_only_an_edit_body_is_counted_as_edits(api: Api, jp_root_dir: Path) -> None:
+    """A body over the edit limit is refused before it is parsed; a write whose content has
+    lines that read like verbs (SQL, say) is not an edit and is never counted."""
+    sql = "".join(f"delete from t{n} where id = {n};\n" for n in range(20))
+    status, body = await api(
+        "write", method="POST", body={"path": "purge.sql", "content": sql, "overwrite": True}
+    )
+    assert status == 200, body
+    assert (jp_root_dir / "purge.sql").read_text() == sql
+    _, read = await api("read", params={"path": "purge.sql"})
+    patch = read["header"] + "\n" + "".join(f"delete {n}\n" for n in range(1, 7))
+    status, body = await api("patch", method="POST", body={"patch": patch}, expect=413)
+    assert (status, body["error"]) == (413, "too_large")
+    assert "6 edit operations, over the limit of 5" in body["message"]
+    assert (jp_root_dir / "purge.sql").read_text() == sql

@@ -30,12 +30,11 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from difflib import SequenceMatcher
 from itertools import islice
 from operator import is_, lt
 from typing import Any
 
-from ...hashline import common_prefix, common_suffix
+from ...hashline import common_prefix, common_suffix, line_opcodes
 from ...notebook import display_ids
 from ...tools import ChangedDuringWriteError
 
@@ -85,9 +84,8 @@ def text_ops(old: str, new: str) -> list[TextOp]:
     offsets = [0]
     for line in old_lines:
         offsets.append(offsets[-1] + len(line.encode("utf-8")))
-    matcher = SequenceMatcher(None, old_lines, new_lines, autojunk=False)
     ops: list[TextOp] = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in line_opcodes(old_lines, new_lines):
         if tag == "equal":
             continue
         removed, added = "".join(old_lines[i1:i2]), "".join(new_lines[j1:j2])
