@@ -30,6 +30,7 @@ MODULES = (
     "cold",
     "server_path",
     "server_room",
+    "hostile",
     "engine",
     "notebook",
     "zones",

@@ -81,6 +81,11 @@ class Pinger:
             if pause > 0:
                 time.sleep(pause)
 
+    def settle(self, after: float) -> None:
+        """Wait until a ping sent after `after` has come back (a stall then ends before it)."""
+        while not any(sent > after for sent, _ in self._pings[-3:]):
+            time.sleep(0.005)
+
     def worst(self, start: float, end: float) -> float:
         """The longest wait of a ping inside `[start, end]`: a ping sent earlier (queued behind
         whatever the server did before this call) counts only from `start`."""

@@ -60,6 +60,16 @@ def _room_row(bench: str, row: Mapping[str, Any]) -> str:
     )
 
 
+def _request_row(bench: str, row: Mapping[str, Any]) -> str:
+    verdict = "MET" if row["met"] else "MISSED"
+    return (
+        f"{bench:<12}{row['name'][:58]:<59}{row['latency_ms']:7.0f} ms, stall "
+        f"{row['stall_ms']:.1f} ms  <= {row['stall_target_ms']:g} ms  {verdict}  (Jupyter's "
+        f"contents PUT of that size: {row['jupyter_put_ms']:.0f} ms, stall "
+        f"{row['jupyter_stall_ms']:.1f} ms)"
+    )
+
+
 def _safety_rows(payload: Mapping[str, Any]) -> list[str]:
     verdict = payload["hashline"]
     rows = [
@@ -134,6 +144,14 @@ def check(files: Mapping[str, Path], baseline_path: Path = BASELINE) -> list[str
             misses.append(f"{bench}: no figures (the benchmark did not finish)")
             continue
         payload = json.loads(path.read_text())
+        if isinstance(payload, dict) and payload.get("table") == "requests":
+            misses += [
+                f"{bench}: {row['name']}: others stalled {row['stall_ms']:.1f} ms > "
+                f"{row['stall_target_ms']:g} ms"
+                for row in payload["rows"]
+                if row["met"] is False
+            ]
+            continue
         if isinstance(payload, dict) and payload.get("table") == "room":
             misses += [
                 f"{bench}: {row['name']}: {row['latency_ms']:.1f} ms / stall "
@@ -189,6 +207,8 @@ def summarize(files: Mapping[str, Path], combined: Path, *, smoke: bool = False)
         raw[bench] = payload
         if isinstance(payload, dict) and payload.get("table") == "room":
             lines += [_room_row(bench, row) for row in payload["rows"]]
+        elif isinstance(payload, dict) and payload.get("table") == "requests":
+            lines += [_request_row(bench, row) for row in payload["rows"]]
         elif isinstance(payload, dict) and payload.get("table") == "run":
             lines += _run_safety_rows(payload)
         elif isinstance(payload, dict) and payload.get("table") == "sloppy":

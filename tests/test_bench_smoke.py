@@ -111,6 +111,33 @@ def check_server_room(payload: Any, stdout: str) -> None:
     assert "the same change in the person's own shared document" in stdout
 
 
+def check_hostile(payload: Any, stdout: str) -> None:
+    refused_json, refused_text, applied = payload["rows"]
+    assert refused_json["name"].startswith("20,000 edits, JSON form: refused")
+    assert refused_text["name"].startswith("20,000 edits, text form: refused")
+    assert applied["name"].startswith("200 edits in 200 cells: applied")
+    for row in payload["rows"]:
+        assert row["latency_ms"] > 0 and row["stall_ms"] >= 0 and row["jupyter_put_ms"] > 0
+        assert row["stall_target_ms"] == 100.0 and isinstance(row["met"], bool)
+    assert stdout.count("Jupyter's contents PUT of the same size") == 3
+
+
+def test_a_missed_request_row_is_a_miss_of_the_check(tmp_path: Path) -> None:
+    from bench.summary import check, summarize
+
+    row = {"name": "400,000 edits, JSON form: refused (16.0 MB)", "latency_ms": 180.0,
+           "stall_ms": 140.0, "jupyter_put_ms": 2e4, "jupyter_stall_ms": 3e3,
+           "stall_target_ms": 100.0, "met": False}  # fmt: skip
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps({"table": "requests", "rows": [row, {**row, "met": True}]}))
+    misses = check({"hostile": path})
+    assert misses == [
+        "hostile: 400,000 edits, JSON form: refused (16.0 MB): others stalled 140.0 ms > 100 ms"
+    ]
+    text = "\n".join(summarize({"hostile": path}, tmp_path / "all.json"))
+    assert "stall 140.0 ms  <= 100 ms  MISSED" in text and "MET" in text
+
+
 CHECKS: dict[str, Callable[[Any, str], None]] = {
     "cold": check_cold,
     "engine": check_engine,
@@ -119,6 +146,7 @@ CHECKS: dict[str, Callable[[Any, str], None]] = {
     "server": check_server,
     "server_path": check_server_path,
     "server_room": check_server_room,
+    "hostile": check_hostile,
     "safety": check_safety,
 }
 
