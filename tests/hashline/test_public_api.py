@@ -84,12 +84,15 @@ EXPORTED = {
     "WriteResult",
     "apply_edits",
     "is_not_found",
+    "line_opcodes",
     "normalize",
+    "offloaded",
     "parse_patch",
     "patch_schema",
     "rebase_by_text",
     "scope_memo",
     "section_tag",
+    "too_many_edits",
     "validate_edits",
 }
 
