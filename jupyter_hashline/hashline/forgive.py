@@ -22,7 +22,9 @@ Invariants:
   is shifted to that indentation if that, and only that, parses. A replacement whose
   indentation differs from the lines it replaces while both readings parse is refused (which
   did the model mean?). Trailing spaces in Python rows are removed when that leaves the code's
-  syntax tree as it is.
+  syntax tree as it is. Only rows that, as written, all land in one span are repaired: rows
+  that open a new span (a notebook cell marker among them) change where the spans are, and
+  shifting them could turn the marker into a comment and the new cell into code of the last.
 - Pure: lines and edits in; no file is read.
 """
 
@@ -65,8 +67,8 @@ def forgive_edits(
         if edit.op is EditOp.DELETE or not edit.lines:
             continue
         span = code.old_span(edit)
-        if span is None:
-            continue
+        if span is None or code.result_span(result, index, edit.lines) is None:
+            continue  # as written, the rows leave the span (a new cell's marker among them)
         for repair in (_tabs, _indentation, _trailing):
             repaired, note = repair(code, result, index, span)
             if repaired is not None:

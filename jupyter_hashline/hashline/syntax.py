@@ -79,7 +79,11 @@ class ParseProblem:
 
 
 class SpanFinder(Protocol):
-    """The code span around line `line` of a text given as its lines (None: no code there)."""
+    """The code span around line `line` of a text given as its lines (None: no code there).
+
+    A finder may also have `resume_at(lines, line) -> int`: after `span_at(lines, line)` found
+    no span, the next line at which one may be found, so walks over the spans step over such
+    lines at once (without it they go on at `line + 1`)."""
 
     def span_at(self, lines: Sequence[str], line: int) -> CodeSpan | None: ...
 
@@ -171,8 +175,9 @@ def broken_spans(
         line = max(min(max(start, 1), max(len(new_lines), 1)), done + 1)
         while line <= max(end, start):
             span = finder.span_at(new_lines, line)
-            if span is None:
-                line += 1
+            if span is None:  # no span holds the lines up to where the walk resumes
+                line = _resume_at(finder, new_lines, line)
+                done = max(done, line - 1)
                 continue
             problem = parse_problem(span)
             if problem is not None and _parsed_before(old_lines, span, finder):
@@ -202,11 +207,17 @@ def iter_spans(lines: Sequence[str], finder: SpanFinder) -> list[CodeSpan]:
     while line <= len(lines):
         span = finder.span_at(lines, line)
         if span is None:
-            line += 1
+            line = _resume_at(finder, lines, line)
             continue
         spans.append(span)
         line = max(span.last, line) + 1
     return spans
+
+
+def _resume_at(finder: SpanFinder, lines: Sequence[str], line: int) -> int:
+    """Where a walk goes on after `span_at(lines, line)` found no span (see `SpanFinder`)."""
+    resume = getattr(finder, "resume_at", None)
+    return max(resume(lines, line), line + 1) if resume is not None else line + 1
 
 
 def _parsed_before(old_lines: Sequence[str], span: CodeSpan, finder: SpanFinder) -> bool:

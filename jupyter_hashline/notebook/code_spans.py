@@ -6,9 +6,9 @@ Invariants:
   what is checked is what the cell holds.
 - Code cells carry the notebook's language ("ipython" for a Python kernel: magics and shell
   lines parse); markdown and raw cells carry their type, so no claim is made for them.
-- Lines above the first marker (an edit can put text there) are one span of no language: no
-  claim is made for them, and walking the spans steps over them at once.
-- Cost is one cell's lines per span (a scan to the markers around it), never the notebook.
+- Cost is one cell's lines per span (a scan to the markers around it), never the notebook;
+  `resume_at` lets a walk step over lines no cell holds (text an edit put above the first
+  marker) in one scan, not one per line.
 """
 
 from __future__ import annotations
@@ -47,9 +47,17 @@ class CellSpans:
         marker = line
         while marker >= 1 and not lines[marker - 1].startswith(MARKER_PREFIX):
             marker -= 1
-        if marker < 1:  # above the first marker: no cell, and no claim (scanned once, not
-            return _preamble(lines, line)  # once per line, by whoever walks the spans)
+        if marker < 1:
+            return None
         return self._cell(lines, marker)
+
+    def resume_at(self, lines: Sequence[str], line: int) -> int:
+        """Where a walk over the spans goes on after `span_at(lines, line)` found none (above
+        the first marker, or under a marker that does not read): the next marker line."""
+        nxt = line + 1
+        while nxt <= len(lines) and not lines[nxt - 1].startswith(MARKER_PREFIX):
+            nxt += 1
+        return nxt
 
     def span_labelled(self, lines: Sequence[str], label: str) -> CodeSpan | None:
         suffix = f" id={label}"
@@ -68,11 +76,3 @@ class CellSpans:
             last += 1
         language = self.language if cell_type == "code" else cell_type
         return CodeSpan(marker + 1, last, language, cell_id, lines, unescape_source)
-
-
-def _preamble(lines: Sequence[str], line: int) -> CodeSpan:
-    """The lines before the first marker (text an edit put there), as a span of no language."""
-    last = line
-    while last < len(lines) and not lines[last].startswith(MARKER_PREFIX):
-        last += 1
-    return CodeSpan(1, last, "", None, lines)

@@ -118,14 +118,15 @@ async def test_ambiguous_indentation_in_a_cell_is_refused(tmp_path: Path) -> Non
         await _edit(tmp_path, "HEADER\nreplace 8:\n+x = 5")
 
 
-def test_lines_above_the_first_marker_are_one_span_of_no_language() -> None:
-    text = ["x = (", "y = 2", *TEXT]
+def test_lines_no_cell_holds_are_stepped_over_at_once() -> None:
+    text = ["x = (", "y = 2", *TEXT, "# %% [code] id=bad id", "z = (", "# %% [code] id=c3", "w"]
     finder = CellSpans("ipython")
-    preamble = finder.span_at(text, 1)
-    assert preamble is not None and (preamble.first, preamble.last) == (1, 2)
-    assert finder.span_at(text, 2) == preamble and not preamble.checked
-    assert [(s.first, s.last) for s in iter_spans(text, finder)] == [
-        (1, 2), (4, 4), (6, 8), (10, 11)
+    assert finder.span_at(text, 1) is None and finder.span_at(text, 2) is None
+    assert finder.resume_at(text, 1) == 3  # the first marker
+    assert finder.span_at(text, 12) is None and finder.resume_at(text, 12) == 14
+    assert finder.resume_at(text, 15) == 16  # past the end: the walk is over
+    assert [(s.first, s.last, s.label) for s in iter_spans(text, finder)] == [
+        (4, 4, "m1"), (6, 8, "c1"), (10, 11, "c2"), (15, 15, "c3")
     ]  # fmt: skip
 
 
@@ -134,16 +135,39 @@ def test_an_edit_putting_many_lines_above_the_first_marker_is_checked_in_one_pas
     finder = CellSpans("ipython")
     new = ["x = 1"] * 200_000 + TEXT[2:]
     calls = 0
-    real = finder.span_at
 
     class Counting:
         def span_at(self, lines, line):  # type: ignore[no-untyped-def]
             nonlocal calls
             calls += 1
-            return real(lines, line)
+            return finder.span_at(lines, line)
 
         def span_labelled(self, lines, label):  # type: ignore[no-untyped-def]
             return finder.span_labelled(lines, label)
 
-    assert broken_spans(TEXT, new, [(1, 200_000), (5, 7), (199_990, 200_003)], Counting()) == ()
-    assert calls <= 3  # one span for the 200,000 lines, then the cell after them
+        def resume_at(self, lines, line):  # type: ignore[no-untyped-def]
+            return finder.resume_at(lines, line)
+
+    regions = [(1, 200_000), (5, 7), (199_990, 200_003)]
+    assert broken_spans(TEXT, new, regions, Counting()) == ()
+    assert calls <= 3  # once above the first marker, then the cell under it
+    del Counting.resume_at  # a finder without it: one call per line (correct, slower)
+    calls = 0
+    assert broken_spans(TEXT, new[199_000:], [(1, 1_003)], Counting()) == ()
+    assert calls > 1_000
+
+
+@pytest.mark.parametrize("where", ["insert after 8:", "insert before 9:"])
+async def test_a_new_cell_after_an_indented_line_is_a_new_cell(tmp_path: Path, where: str) -> None:
+    """The rows hold a cell marker: as written they make a new cell, so no re-indenting (at
+    column 4 the marker would be a comment and the new code part of the function above)."""
+    _notebook(tmp_path)
+    patcher = Patcher(NotebookFilesystem(DiskFilesystem(tmp_path)), InMemorySnapshotStore())
+    read = await patcher.read("nb.ipynb")
+    result = await patcher.apply(f"{read.header}\n{where}\n+# %% [code]\n+print('agent')")
+    cells = nbformat.read(tmp_path / "nb.ipynb", as_version=4).cells
+    assert [c.source for c in cells[1:3]] == [
+        "!ls\ndef f(x):\n    if x:\n        return 1\n    return 0",
+        "print('agent')",
+    ]
+    assert not any("re-indented" in w for w in result.sections[0].warnings)
