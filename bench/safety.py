@@ -10,7 +10,9 @@ the agent's edit, then judge the file on disk against the merge an independent o
 Hashline's targets: 0 lost, 0 wrong cell, 0 corrupted (and 0 unexplained) in every class;
 >= 95% of non-conflicting scenarios applied; 100% of overlapping conflicts rejected. The same
 scenarios also make the undo rows (bench/safety_revert.py: a person keeps working after the
-agent's edit, then undoes it), with the same targets for what is lost or damaged.
+agent's edit, then undoes it), with the same targets for what is lost or damaged, and the
+review rows (bench/safety_review.py: the agent's edit is a proposal the person accepts after
+their save, with the stale-edit targets, or rejects, leaving their file byte for byte).
 
 Run `python -m bench.safety [--smoke] [--json PATH] [--peer auto|real|model] [--live N]
 [--install-peer]`. `real` (and `auto` outside smoke mode) runs jupyter-mcp-server's own code,
@@ -35,6 +37,7 @@ from pathlib import Path
 from bench.harness import RESULTS_DIR
 from bench.safety_oracle import Outcome, judge
 from bench.safety_revert import revert_report, revert_verdict, run_revert_rows
+from bench.safety_review import ReviewStrategy
 from bench.safety_scenarios import (
     AgentKind,
     Conflict,
@@ -62,6 +65,7 @@ from bench.safety_strategies import (
 
 CORPUS_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
 NON_CONFLICTING_APPLIED_TARGET = 0.95
+REVIEW_ACCEPT, REVIEW_REJECT = ReviewStrategy(accept=True), ReviewStrategy(accept=False)
 FAILURES = (Outcome.LOST, Outcome.WRONG_CELL, Outcome.CORRUPTED, Outcome.UNEXPLAINED)
 
 
@@ -149,6 +153,41 @@ def missing_inputs(where: str) -> list[str]:
 
 
 @dataclass(frozen=True, slots=True)
+class ReviewVerdict:
+    """The review rows (bench/safety_review.py): accepts as safe as stale edits, rejects that
+    leave the person's file byte for byte."""
+
+    accept: HashlineVerdict
+    rejects: int
+    rejects_kept: int  # the person's file left byte for byte
+
+    @property
+    def met(self) -> bool:
+        return self.accept.met and self.rejects > 0 and self.rejects_kept == self.rejects
+
+
+def review_verdict(results: Iterable[Result]) -> ReviewVerdict:
+    results = list(results)
+    rejects = [r for r in results if r.strategy == REVIEW_REJECT.name]
+    return ReviewVerdict(
+        accept=hashline_verdict(results, REVIEW_ACCEPT.name),
+        rejects=len(rejects),
+        rejects_kept=sum(r.outcome == Outcome.REJECTED.value for r in rejects),
+    )
+
+
+def review_lines(verdict: ReviewVerdict) -> list[str]:
+    kept = verdict.rejects_kept / verdict.rejects if verdict.rejects else 0.0
+    mark = "MET" if verdict.met else "MISSED"
+    return [
+        "",
+        "== review (the agent's edit proposed; the person saves, then accepts or rejects it)",
+        *(line.replace("  hashline ", "  accept: ", 1) for line in _verdict_lines(verdict.accept)),
+        f"  reject: person's file left byte for byte {kept:>12.1%}   target 100%    {mark}",
+    ]
+
+
+@dataclass(frozen=True, slots=True)
 class HashlineVerdict:
     lost: int
     wrong_cell: int
@@ -171,8 +210,11 @@ def share(results: Sequence[Result], conflict: Conflict, outcome: Outcome) -> fl
     return sum(r.outcome == outcome.value for r in mine) / len(mine) if mine else 1.0
 
 
-def hashline_verdict(results: Iterable[Result]) -> HashlineVerdict:
-    mine = [r for r in results if r.strategy == HashlineStrategy.name]
+def hashline_verdict(
+    results: Iterable[Result], strategy: str = HashlineStrategy.name
+) -> HashlineVerdict:
+    """The targets' figures for `strategy`'s rows (hashline's stale edits by default)."""
+    mine = [r for r in results if r.strategy == strategy]
     count = Counter(r.outcome for r in mine)
     return HashlineVerdict(
         lost=count[Outcome.LOST.value],
@@ -326,8 +368,8 @@ def main() -> None:
     scenarios, where = build_scenarios(args.smoke)
     peer = choose_peer(args.peer, args.smoke)
     strategies: list[Strategy] = [
-        HashlineStrategy(), IndexTools(peer, replace=False), IndexTools(peer, replace=True),
-        CellIdOverwrite(), WholeNotebookWrite(),
+        HashlineStrategy(), REVIEW_ACCEPT, REVIEW_REJECT, IndexTools(peer, replace=False),
+        IndexTools(peer, replace=True), CellIdOverwrite(), WholeNotebookWrite(),
     ]  # fmt: skip
     try:
         results = asyncio.run(run_all(strategies, scenarios))
@@ -350,7 +392,9 @@ def main() -> None:
         names += sorted({r.strategy for r in live_results})
         notes.append(note)
     undo_rows = asyncio.run(run_revert_rows(scenarios))
-    print("\n".join([*report(results, names, notes), *revert_report(undo_rows)]))
+    review = review_verdict(results)
+    print("\n".join([*report(results, names, notes), *review_lines(review),
+                     *revert_report(undo_rows)]))  # fmt: skip
     missing = missing_inputs(where)
     for why in missing:
         print(f"!! MISSING: {why} (`python -m bench --check` fails on it)")
@@ -362,6 +406,7 @@ def main() -> None:
         "missing": missing,
         "hashline": asdict(verdict) | {"met": verdict.met},
         "revert": asdict(undo) | {"met": undo.met},
+        "review": asdict(review) | {"met": review.met},
     }
     rows = {"results": [asdict(r) for r in results], "revert_rows": [asdict(r) for r in undo_rows]}
     path.write_text(json.dumps(summary | rows, indent=1))

@@ -79,6 +79,17 @@ def _safety_rows(payload: Mapping[str, Any]) -> list[str]:
         ("non-conflicting applied", f"{verdict['non_conflicting_applied']:.1%}", ">= 95%"),
         ("overlapping conflicts rejected", f"{verdict['overlapping_rejected']:.1%}", "100%"),
     ]
+    review = payload.get("review")
+    if review is not None:
+        accept = review["accept"]
+        rows += [
+            ("review accept: person's change lost", str(accept["lost"]), "0"),
+            ("review accept: wrong cell", str(accept["wrong_cell"]), "0"),
+            ("review accept: overlapping refused", f"{accept['overlapping_rejected']:.1%}",
+             "100%"),
+            ("review reject: file left as the person's", f"{review['rejects_kept']}/"
+             f"{review['rejects']}", "all"),
+        ]  # fmt: skip
     undo = payload.get("revert")
     if undo is not None:
         rows += [
@@ -91,7 +102,8 @@ def _safety_rows(payload: Mapping[str, Any]) -> list[str]:
     lines = [
         f"{'safety':<12}hashline {what:<50}{got:>8}  target {goal}" for what, got, goal in rows
     ]
-    met = "MET" if verdict["met"] and (undo is None or undo["met"]) else "MISSED"
+    others = [part["met"] for part in (undo, review) if part is not None]
+    met = "MET" if verdict["met"] and all(others) else "MISSED"
     lines += [f"{'safety':<12}MISSING: {why}" for why in payload.get("missing", [])]
     return [*lines, f"{'safety':<12}hashline targets, all together: {met}"]
 
@@ -167,6 +179,8 @@ def check(files: Mapping[str, Path], baseline_path: Path = BASELINE) -> list[str
                 misses.append(f"{bench}: hashline's {what} targets missed")
             if not payload.get("revert", {"met": True})["met"]:
                 misses.append(f"{bench}: hashline's undo safety targets missed")
+            if not payload.get("review", {"met": True})["met"]:
+                misses.append(f"{bench}: hashline's review safety targets missed")
             misses += [f"{bench}: not measured: {why}" for why in payload.get("missing", [])]
             continue
         for row in payload:

@@ -61,6 +61,8 @@ def check_safety(payload: Any, stdout: str) -> None:
     strategies = {row["strategy"] for row in payload["results"]}
     assert strategies == {
         "hashline",
+        "hashline review, accept",
+        "hashline review, reject",
         "cell-index overwrite",
         "cell-index string replace",
         "cell-id overwrite",
@@ -68,6 +70,8 @@ def check_safety(payload: Any, stdout: str) -> None:
     }
     assert "cell-index strategies: model of jupyter-mcp-server" in stdout
     assert "hashline overlapping conflicts rejected" in stdout
+    assert "== review (the agent's edit proposed" in stdout
+    assert payload["review"]["met"] is True and payload["review"]["rejects"] > 0
     # the peers' known failure modes show up, so the table can tell strategies apart
     outcomes = {(row["strategy"], row["outcome"]) for row in payload["results"]}
     assert ("cell-index overwrite", "wrong cell") in outcomes

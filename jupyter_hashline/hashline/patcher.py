@@ -132,6 +132,7 @@ class _Prepared:
     warnings: tuple[str, ...]
     banner: str
     carried_seen: frozenset[int]
+    edits: tuple[Edit, ...] = ()  # as they applied to the live text (after any rebase)
 
 
 class Patcher:
@@ -255,15 +256,89 @@ class Patcher:
 
     async def apply(self, patch: PatchInput | PatchSection) -> PatchResult:
         """Apply an edit (text form, JSON form or parsed sections) to one or more files."""
-        bulk = patch_bulk(patch)  # too many edits: refused before anything is parsed
+        sections, count = await self._sections(patch)
+        with call_scope(), heavy_call(count >= OFFLOAD_EDITS):
+            return await self._apply_sections(sections)
+
+    async def _sections(self, patch: PatchInput | PatchSection) -> tuple[list[PatchSection], int]:
+        """The parsed sections and their edit count; too many edits are refused before
+        anything is parsed."""
+        bulk = patch_bulk(patch)
         if bulk.edits > self.max_edits:
             raise TooLargeError(messages.too_many_edits(bulk.edits, self.max_edits))
         sections = await offloaded(bulk.rows, lambda: self._parsed(patch), OFFLOAD_ROWS)
         count = sum(len(section.edits) for section in sections)
         if count > self.max_edits:
             raise TooLargeError(messages.too_many_edits(count, self.max_edits))
+        return sections, count
+
+    async def propose(self, patch: PatchInput | PatchSection) -> PatchResult:
+        """Everything `apply` does but the write: every check, repair and rebase, then each
+        section as it would land (`before` the file now, `after` the edit's text, `written`
+        false). Nothing is written and no seen lines change; the file's text now is recorded,
+        so the section's `tag` names the text the proposal was made on."""
+        sections, count = await self._sections(patch)
         with call_scope(), heavy_call(count >= OFFLOAD_EDITS):
-            return await self._apply_sections(sections)
+            keys = [await self._key(s.path) for s in sections]
+            _refuse_duplicates(sections, keys)
+            async with self._locked(keys):
+                prepared = [await self._prepare(s) for s in sections]
+                return PatchResult(tuple(self._proposed_section(item) for item in prepared))
+
+    def _proposed_section(self, item: _Prepared) -> SectionResult:
+        live, applied = item.live, item.applied
+        tag = self.store.record(live.key, live.text)
+        preview = build_preview(applied.lines, applied.regions) if applied.changed else None
+        return SectionResult(
+            path=live.path,
+            op=SectionOp.UPDATE if applied.changed else SectionOp.NOOP,
+            tag=tag,
+            header=messages.header(live.path, tag),
+            before=live.text,
+            after=applied.text,
+            written=False,
+            first_changed_line=applied.first_changed_line,
+            warnings=(*item.warnings, *applied.warnings),
+            preview=preview.text if preview is not None else "",
+            banner=item.banner,
+            alignment=applied.kept,
+            placed=item.edits,
+        )
+
+    async def propose_write(
+        self, path: str, content: str, *, tag: str | None = None, overwrite: bool = False
+    ) -> SectionResult:
+        """Everything `write` checks, without writing: the section as it would land (`before`
+        empty for a new file, op CREATE, else the file now, with its `tag` recorded)."""
+        self._check_size(path, content, self.max_file_bytes, "The content")
+        with call_scope():
+            key = await self._key(path)
+            async with self._locked([key]):
+                try:
+                    live: _Live | None = await self._load(path)
+                except NotFoundError:
+                    live = None
+                text = content if self._is_view(path) else normalize(content).text
+                if "\x00" in text:
+                    raise NotTextError(
+                        f"The content for {path} contains a NUL character; text files never "
+                        "hold one. Nothing was written."
+                    )
+                check_replace(
+                    self.store, path, key, None if live is None else live.text,
+                    tag=tag, overwrite=overwrite, allow_overwrite=self.allow_overwrite,
+                )  # fmt: skip
+                warnings = self._whole_problems(path, live, text)
+                await self.fs.preflight_write(path)
+                before = "" if live is None else live.text
+                known = self.store.record(key, before) if live is not None else section_tag("")
+                op = SectionOp.CREATE if live is None else SectionOp.UPDATE
+                if live is not None and live.text == text:
+                    op = SectionOp.NOOP
+                return SectionResult(
+                    path, op, known, messages.header(path, known), before, text, False,
+                    1 if text else None, warnings, "",
+                )  # fmt: skip
 
     def _parsed(self, patch: PatchInput | PatchSection) -> list[PatchSection]:
         self.check_patch_size(patch)
@@ -404,7 +479,7 @@ class Patcher:
         applied = self._apply(section.edits, live, section.header)
         seen = self.store.seen_lines(live.key, section.tag, agent=self.agent)
         carried = applied.map_lines(seen)
-        return _Prepared(section, live, applied, tuple(warnings), "", carried)
+        return _Prepared(section, live, applied, tuple(warnings), "", carried, section.edits)
 
     def _prepare_edges(self, section: PatchSection, live: _Live, snapshot: Snapshot) -> _Prepared:
         current = messages.header(section.path, section_tag(live.text))
@@ -414,7 +489,7 @@ class Patcher:
             f"text); your insert head/tail rows were added to the current text {current}."
         )
         carried = self._carried_seen(section, snapshot, live, applied)
-        return _Prepared(section, live, applied, (note,), "", carried)
+        return _Prepared(section, live, applied, (note,), "", carried, section.edits)
 
     def _prepare_stale(self, section: PatchSection, live: _Live, snapshot: Snapshot) -> _Prepared:
         warnings = self._check_seen(section, live.key, snapshot.text)
@@ -428,7 +503,7 @@ class Patcher:
         applied = self._apply(edits, live, current)
         banner = "recovered: " + "; ".join(outcome.notes or ("the file changed elsewhere",))
         carried = self._carried_seen(section, snapshot, live, applied)
-        return _Prepared(section, live, applied, tuple(warnings), banner, carried)
+        return _Prepared(section, live, applied, tuple(warnings), banner, carried, tuple(edits))
 
     def _carried_seen(
         self, section: PatchSection, snapshot: Snapshot, live: _Live, applied: AppliedEdits

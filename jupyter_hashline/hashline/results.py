@@ -14,8 +14,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import TYPE_CHECKING
 
 from .errors import WriteFailedError
+
+if TYPE_CHECKING:
+    from .edits import Edit
 
 PREVIEW_CONTEXT = 2
 PREVIEW_MAX_ROWS = 40
@@ -60,6 +64,13 @@ class SectionResult:
     preview: str
     banner: str = ""
     notes: tuple[str, ...] = ()  # what happened that asks nothing of anyone (a new cell's id)
+    alignment: tuple[tuple[int, int, int], ...] | None = field(
+        default=None, compare=False, repr=False
+    )
+    """For a proposed edit (`Patcher.propose`): the unchanged runs `(old_first, old_last,
+    new_first)` of `before` in `after`, as the edit placed its changes."""
+    placed: tuple[Edit, ...] = field(default=(), compare=False, repr=False)
+    """For a proposed edit: its edits as they applied to `before` (after any rebase)."""
 
     def to_text(self) -> str:
         status = _STATUS[self.op]

@@ -92,6 +92,20 @@ class HashlineExtension(ExtensionApp):
         "document_save_delay): much faster on large notebooks, but an edit acknowledged "
         "shortly before the server dies can be lost, as unsaved typing can.",
     ).tag(config=True)
+    review = Enum(
+        ["off", "on"],
+        default_value="off",
+        help="Review mode: 'on' keeps every agent edit or write as a proposal that a person "
+        "accepts or rejects per cell (the sidebar, or POST hashline/proposals/ID/accept) "
+        "before anything is written; 'off' lets edits land (an agent may still propose one "
+        "with propose: true). People switch it at run time with the sidebar's toggle "
+        "(POST hashline/review), for every agent or one.",
+    ).tag(config=True)
+    review_self_accept = Bool(
+        False,
+        help="Let the agent that proposed an edit accept it itself (off: a proposal is "
+        "accepted by someone else, a person).",
+    ).tag(config=True)
     max_request_bytes = Int(16 * MIB, help="Request bodies larger than this get 413 (bytes).").tag(
         config=True
     )
@@ -216,6 +230,8 @@ class HashlineExtension(ExtensionApp):
             projection=self.projection,
             layout=self.layout,
             live_save=self.live_save,
+            review=self.review,
+            review_self_accept=self.review_self_accept,
             max_request_bytes=self.max_request_bytes,
             max_patch_bytes=self.max_patch_bytes,
             max_file_bytes=self.max_file_bytes,
@@ -303,6 +319,7 @@ class HashlineExtension(ExtensionApp):
             activity=self.service.activity_log,
             sessions=self.service.sessions,
             log=self.log,
+            proposals=self.service.workspace.desk.book,
         )
         self.settings["jupyter_hashline_service"] = self.service
         self.log.info(

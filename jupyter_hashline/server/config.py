@@ -45,6 +45,8 @@ class HashlineSettings:
     projection: str = "hashline"
     layout: str = "keep"
     live_save: str = "wait"
+    review: str = "off"
+    review_self_accept: bool = False
     max_request_bytes: int = 16 * MIB
     max_patch_bytes: int = 16 * MIB
     max_file_bytes: int = 64 * MIB

@@ -67,6 +67,13 @@ class SessionNotFoundError(HashlineError):
     kind = "session_not_found"
 
 
+class ReviewForbiddenError(HashlineError):
+    """An agent's request to turn review mode off (only people turn it off)."""
+
+    status = 403
+    kind = "review_forbidden"
+
+
 _HTTP_KINDS = {
     400: "bad_request",
     401: "unauthenticated",

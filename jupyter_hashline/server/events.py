@@ -5,10 +5,11 @@ The JupyterLab sidebar subscribes to the server's event stream (`/api/events/sub
 needs no fast poll.
 
 Invariants:
-- Two versioned schemas, the JSON files in `event_schemas/`, with ids under the stable namespace
-  `https://events.jupyter.org/jupyter_hashline/`: `activity/v1`, one edit that changed one
-  file or one run of notebook cells (emitted for every activity record: patch, write, run, any
-  route that records one), and `session/v1`, an agent session posted its snapshot. A change of
+- Three versioned schemas, the JSON files in `event_schemas/`, with ids under the stable
+  namespace `https://events.jupyter.org/jupyter_hashline/`: `activity/v1`, one edit that
+  changed one file or one run of notebook cells (emitted for every activity record: patch,
+  write, run, any route that records one), `session/v1`, an agent session posted its
+  snapshot, and `proposal/v1`, an edit proposed for review or a decision on one. A change of
   shape is a new version (`runs` joined activity/v1 before any release).
 - Events name what changed (path, who, op, when, headers, cells, each run cell's status and
   duration; a session's id and counts), never a diff, a text, an output or a snapshot:
@@ -29,16 +30,18 @@ from typing import Any
 
 from jupyter_events.logger import EventLogger
 
-from ..tools import ActivityLog, ActivityRecord
+from ..tools import ActivityLog, ActivityRecord, Proposal, ProposalBook
 from .sessions import SessionEntry, SessionRegistry
 
 EVENT_NAMESPACE = "https://events.jupyter.org/jupyter_hashline/"
 ACTIVITY_EVENT = EVENT_NAMESPACE + "activity/v1"
 SESSION_EVENT = EVENT_NAMESPACE + "session/v1"
+PROPOSAL_EVENT = EVENT_NAMESPACE + "proposal/v1"
 SCHEMA_DIR = Path(__file__).with_name("event_schemas")
 SCHEMA_FILES = {
     ACTIVITY_EVENT: SCHEMA_DIR / "activity.json",
     SESSION_EVENT: SCHEMA_DIR / "session.json",
+    PROPOSAL_EVENT: SCHEMA_DIR / "proposal.json",
 }
 
 
@@ -75,6 +78,19 @@ def session_event(entry: SessionEntry, created: bool) -> dict[str, Any]:
     }
 
 
+def proposal_event(proposal: Proposal, action: str) -> dict[str, Any]:
+    """The `proposal/v1` event of one change of a proposal: what changed, never a diff."""
+    return {
+        "id": proposal.id,
+        "path": proposal.path,
+        "agent": proposal.agent,
+        "status": proposal.status,
+        "action": action,
+        "at_ms": proposal.at_ms,
+        "cells": [cell.cell for cell in proposal.pending],
+    }
+
+
 class HashlineEvents:
     """Emits hashline events on one server's event bus."""
 
@@ -94,6 +110,9 @@ class HashlineEvents:
     def on_session(self, entry: SessionEntry, created: bool) -> None:
         self._emit(SESSION_EVENT, session_event(entry, created))
 
+    def on_proposal(self, proposal: Proposal, action: str) -> None:
+        self._emit(PROPOSAL_EVENT, proposal_event(proposal, action))
+
     def _emit(self, schema_id: str, data: dict[str, Any]) -> None:
         try:
             self._bus.emit(schema_id=schema_id, data=data)
@@ -107,8 +126,10 @@ def connect_events(
     activity: ActivityLog,
     sessions: SessionRegistry,
     log: logging.Logger,
+    proposals: ProposalBook | None = None,
 ) -> Callable[[], None]:
-    """Register the schemas and emit on every activity record and session post.
+    """Register the schemas and emit on every activity record, session post and proposal
+    change.
 
     Returns a function that disconnects both listeners. Without a bus (a server app that has
     no event logger) nothing is emitted; the sidebar's fallback poll still sees every edit.
@@ -119,6 +140,8 @@ def connect_events(
     events = HashlineEvents(bus, log)
     events.register()
     stops = [activity.subscribe(events.on_activity), sessions.subscribe(events.on_session)]
+    if proposals is not None:
+        stops.append(proposals.subscribe(events.on_proposal))
 
     def disconnect() -> None:
         for stop in stops:

@@ -47,6 +47,7 @@ from .requests import (
     json_object,
     parse_limit_query,
     parse_session_body,
+    proposal_number,
     query_arguments,
 )
 from .service import HashlineService
@@ -205,6 +206,57 @@ class RevertHandler(HashlineHandler):
         self._json(outcome.status if outcome.is_error else 200, outcome.reply)
 
 
+class ProposalsHandler(HashlineHandler):
+    """`GET proposals?path=`: the proposals kept for review (of one file), newest first."""
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        path = (await self.query()).get("path") or None
+        await self.respond(lambda: self.service.proposals(path))
+
+
+class DecisionHandler(HashlineHandler):
+    """`POST proposals/ID/accept|reject`: a person's decision on one proposal (`accept`)."""
+
+    accept: ClassVar[bool] = True
+
+    @web.authenticated
+    @authorized
+    async def post(self, proposal_id: str | None = None) -> None:
+        try:
+            body, agent = await self.body(), self.agent
+            number = proposal_number(proposal_id) if proposal_id is not None else None
+            outcome = await self.service.decide(body, agent, accept=self.accept, proposal=number)
+        except HashlineError as err:
+            self.send_error(err.status, exc_info=sys.exc_info())
+            return
+        self._json(outcome.status if outcome.is_error else 200, outcome.reply)
+
+
+class RejectHandler(DecisionHandler):
+    accept = False
+    post = DecisionHandler.post  # the verb is the class's own, so route tables list it
+
+
+class ReviewHandler(HashlineHandler):
+    """`GET review` / `POST review`: review mode, for everyone and per agent."""
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        await self.respond(self.service.review_mode)
+
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        async def post_review() -> Mapping[str, Any]:
+            named = agent_header(self.request.headers.get(AGENT_HEADER)) is not None
+            return self.service.set_review_mode(await self.body(), named_agent=named)
+
+        await self.respond(post_review)
+
+
 class SnapshotsHandler(HashlineHandler):
     @web.authenticated
     @authorized
@@ -244,6 +296,12 @@ class SessionHandler(HashlineHandler):
 ROUTES: tuple[tuple[str, type[HashlineHandler]], ...] = (
     *((spec.rest.route, tool_handler(spec)) for spec in CATALOG),
     ("revert", RevertHandler),
+    ("proposals", ProposalsHandler),
+    (r"proposals/(?P<proposal_id>[^/]+)/accept", DecisionHandler),
+    (r"proposals/(?P<proposal_id>[^/]+)/reject", RejectHandler),
+    ("proposals/accept-all", DecisionHandler),
+    ("proposals/reject-all", RejectHandler),
+    ("review", ReviewHandler),
     ("snapshots", SnapshotsHandler),
     ("activity", ActivityHandler),
     ("sessions", SessionsHandler),

@@ -18,6 +18,7 @@ Invariants:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,15 +60,40 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("sessions", "post", "Register or update an agent session", "SessionPostResponse",
               body="SessionPostRequest"),
     Operation(r"sessions/(?P<session_id>[^/]+)", "get", "One agent session", "SessionResponse"),
+    Operation("proposals", "get", "Proposed edits waiting for review (and decided ones)",
+              "ProposalsResponse", query="ProposalsQuery"),
+    Operation(r"proposals/(?P<proposal_id>[^/]+)/accept", "post",
+              "Accept a proposal (or some of its cells): it lands, safely",
+              "ProposalDecisionResponse", body="ProposalDecisionRequest"),
+    Operation(r"proposals/(?P<proposal_id>[^/]+)/reject", "post",
+              "Reject a proposal (or some of its cells): nothing of it is written",
+              "ProposalDecisionResponse", body="ProposalDecisionRequest"),
+    Operation("proposals/accept-all", "post", "Accept every pending proposal of a file",
+              "ProposalsDecisionResponse", body="ProposalsDecisionRequest"),
+    Operation("proposals/reject-all", "post", "Reject every pending proposal of a file",
+              "ProposalsDecisionResponse", body="ProposalsDecisionRequest"),
+    Operation("review", "get", "Review mode, for everyone and per agent", "ReviewModeResponse"),
+    Operation("review", "post", "Turn review mode on or off", "ReviewModeResponse",
+              body="ReviewModeRequest"),
 )  # fmt: skip
 
-_PATH_PARAMETER = {
-    "name": "session_id",
-    "in": "path",
-    "required": True,
-    "schema": {"type": "string", "pattern": "^[A-Za-z0-9._-]{1,64}$"},
-    "description": "The id the session was registered with (POST sessions).",
+_PATH_PARAMETERS = {
+    "session_id": {
+        "name": "session_id",
+        "in": "path",
+        "required": True,
+        "schema": {"type": "string", "pattern": "^[A-Za-z0-9._-]{1,64}$"},
+        "description": "The id the session was registered with (POST sessions).",
+    },
+    "proposal_id": {
+        "name": "proposal_id",
+        "in": "path",
+        "required": True,
+        "schema": {"type": "integer", "minimum": 1},
+        "description": "The proposal's id (its agent's reply, GET proposals).",
+    },
 }
+_ROUTE_PARAMETER = re.compile(r"\(\?P<(?P<name>[a-z_]+)>[^)]*\)")
 
 
 def _rewrite_refs(node: Any) -> Any:
@@ -82,7 +108,7 @@ def _rewrite_refs(node: Any) -> Any:
 
 
 def _openapi_path(route: str, prefix: str) -> str:
-    return f"{prefix}{route.replace('(?P<session_id>[^/]+)', '{session_id}')}"
+    return prefix + _ROUTE_PARAMETER.sub(lambda found: "{" + found["name"] + "}", route)
 
 
 def _query_parameters(schemas: dict[str, Any], name: str) -> list[dict[str, Any]]:
@@ -100,9 +126,10 @@ def _json(ref: str) -> dict[str, Any]:
 
 def _operation(op: Operation, schemas: dict[str, Any]) -> dict[str, Any]:
     parameters = _query_parameters(schemas, op.query) if op.query else []
-    if "{session_id}" in _openapi_path(op.route, ""):
-        parameters.append(_PATH_PARAMETER)
-    name = "session" if "/" in op.route else op.route
+    named = [found["name"] for found in _ROUTE_PARAMETER.finditer(op.route)]
+    parameters += [_PATH_PARAMETERS[name] for name in named]
+    name = _ROUTE_PARAMETER.sub("one", op.route).replace("/", "_").replace("-", "_")
+    name = "session" if name == "sessions_one" else name
     spec: dict[str, Any] = {
         "operationId": f"{op.method}_{name}",
         "summary": op.summary,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..hashline import TooLargeError, too_many_edits
+from ..tools import ReviewMode, UnknownProposalError
 from .errors import BadRequestError
 
 try:  # a declared dependency; the standard library alone still parses every body
@@ -167,3 +168,22 @@ def parse_session_body(body: Mapping[str, Any]) -> SessionPost:
     session_id = _string_field(body, "id") if body.get("id") is not None else None
     label = _string_field(body, "label") if body.get("label") is not None else None
     return SessionPost(session_id, label, body["snapshot"])
+
+
+def review_mode_request(body: Mapping[str, Any]) -> tuple[ReviewMode, str | None]:
+    """The mode `POST review` sets, and for whom: `{"mode": "on"|"off", "agent"?: NAME}`."""
+    unknown = sorted(set(body) - {"mode", "agent"})
+    mode = body.get("mode")
+    if unknown or mode not in ("on", "off"):
+        raise BadRequestError('Send {"mode": "on" | "off", "agent"?: NAME}. Nothing was changed.')
+    agent = body.get("agent")
+    if agent is not None and (not isinstance(agent, str) or agent_header(agent) is None):
+        raise BadRequestError("`agent` must be an agent's name. Nothing was changed.")
+    return ReviewMode(mode), agent.strip() if agent is not None else None
+
+
+def proposal_number(text: str) -> int:
+    """The proposal id of a route (`proposals/ID/accept`); anything else names none."""
+    if not text.isdigit() or len(text) > 12 or int(text) < 1:
+        raise UnknownProposalError(f"No proposal {text[:40]!r} here: ids are whole numbers.")
+    return int(text)

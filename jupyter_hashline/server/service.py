@@ -24,7 +24,16 @@ from typing import Any
 from ..hashline import SnapshotStore
 from ..kernels import CellRunner
 from ..notebook import NotebookFilesystem
-from ..tools import ActivityLog, ToolOutcome, Workspace, open_workspace, revert_request
+from ..tools import (
+    ActivityLog,
+    ReviewMode,
+    ReviewPolicy,
+    ToolOutcome,
+    Workspace,
+    decision_request,
+    open_workspace,
+    revert_request,
+)
 from .adapters import (
     ContentsFilesystem,
     LiveContentsFilesystem,
@@ -32,7 +41,8 @@ from .adapters import (
     RoomFinder,
 )
 from .config import HashlineSettings
-from .requests import SessionPost
+from .errors import ReviewForbiddenError
+from .requests import SessionPost, review_mode_request
 from .sessions import SessionRegistry
 
 
@@ -78,6 +88,32 @@ class HashlineService:
     async def revert(self, body: Mapping[str, Any], agent: str) -> ToolOutcome:
         """Undo recorded edits as `agent` asks (a bad body raises `BadArgumentsError`)."""
         return await self.workspace.revert(revert_request(body, agent=agent))
+
+    async def proposals(self, path: str | None) -> dict[str, Any]:
+        return await self.workspace.proposals(path)
+
+    async def decide(
+        self, body: Mapping[str, Any], agent: str, *, accept: bool, proposal: int | None
+    ) -> ToolOutcome:
+        """Accept or reject a proposal (or all of a notebook's) as `agent` (a bad body raises
+        `BadArgumentsError`)."""
+        request = decision_request(body, agent=agent, accept=accept, proposal=proposal)
+        return await self.workspace.decide(request)
+
+    def review_mode(self) -> dict[str, Any]:
+        return self.workspace.review.to_json()
+
+    def set_review_mode(self, body: Mapping[str, Any], *, named_agent: bool) -> dict[str, Any]:
+        """Switch review mode for everyone or one agent. A request that names itself an agent
+        (the agent header) may turn review on, never off: review is a person's choice."""
+        mode, agent = review_mode_request(body)
+        if named_agent and mode is ReviewMode.OFF:
+            raise ReviewForbiddenError(
+                "Review mode is a person's choice: a request naming an agent "
+                "(X-Hashline-Agent) may turn it on, not off. Nothing was changed."
+            )
+        self.workspace.review = self.workspace.review.with_mode(mode, agent)
+        return self.review_mode()
 
     def get_session(self, session_id: str) -> dict[str, Any]:
         return self.sessions.get(session_id).to_json()
@@ -176,5 +212,6 @@ def build_service(
         allow_overwrite=settings.allow_overwrite,
         max_edits=settings.max_edits_per_patch,
         max_view_lines=settings.max_view_lines,
+        review=ReviewPolicy(ReviewMode(settings.review), self_accept=settings.review_self_accept),
     )
     return HashlineService(workspace=workspace, contents=contents, store=store, settings=settings)

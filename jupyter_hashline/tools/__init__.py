@@ -38,14 +38,20 @@ from .directory import (
 from .errors import (
     BadArgumentsError,
     ChangedDuringWriteError,
+    ProposalDecidedError,
+    ProposalForbiddenError,
+    ProposalRefusedError,
     RevertNotAllowedError,
     RevertRefusedError,
     RunNotAllowedError,
     RunUnavailableError,
     UnknownActivityError,
+    UnknownProposalError,
     UnknownToolError,
 )
+from .proposals import Proposal, ProposalBook, ProposedCell, ReviewMode, ReviewPolicy
 from .requests import (
+    DecisionRequest,
     EditRequest,
     EvalRequest,
     KernelRequest,
@@ -58,6 +64,7 @@ from .requests import (
 )
 from .rest_client import AGENT_HEADER, RestWorkspace
 from .revert import UndoPlan, revert_request
+from .review import decision_request
 from .store_placement import StorePlacement
 from .validate import Source, tool_request
 from .wiring import NotebookRunner, open_workspace
@@ -74,6 +81,7 @@ __all__ = [
     "ActivityRecord",
     "BadArgumentsError",
     "ChangedDuringWriteError",
+    "DecisionRequest",
     "DirectoryWorkspace",
     "EditRequest",
     "EvalRequest",
@@ -82,11 +90,19 @@ __all__ = [
     "KernelRequest",
     "NotebookRunner",
     "OutputsRequest",
+    "Proposal",
+    "ProposalBook",
+    "ProposalDecidedError",
+    "ProposalForbiddenError",
+    "ProposalRefusedError",
+    "ProposedCell",
     "ReadRequest",
     "RestWorkspace",
     "RevertNotAllowedError",
     "RevertRefusedError",
     "RevertRequest",
+    "ReviewMode",
+    "ReviewPolicy",
     "RunEntry",
     "RunNotAllowedError",
     "RunRequest",
@@ -99,9 +115,11 @@ __all__ = [
     "ToolWorkspace",
     "UndoPlan",
     "UnknownActivityError",
+    "UnknownProposalError",
     "UnknownToolError",
     "Workspace",
     "WriteRequest",
+    "decision_request",
     "default_store_path",
     "default_store_placement",
     "mcp_definitions",

@@ -275,7 +275,9 @@ edits (the JSON form: {"path": P, "tag": "9C2E", "edits": [{"op": "replace", "st
 "line": 5, "lines": ["..."]}, {"op": "insert_head", "lines": ["..."]}]}, or a list of such
 objects for several files; ops: replace, delete, insert_before, insert_after, insert_head,
 insert_tail). Optional: layout (keep, the default: a notebook file keeps its layout, so a
-one-line edit is a one-line diff; nbformat: Jupyter's own layout)."""
+one-line edit is a one-line diff; nbformat: Jupyter's own layout) and propose (true: the edit
+waits for a person's review and nothing is written until they accept it; a server in review
+mode proposes every edit, and the reply says so)."""
 
 READ = ToolSpec(
     name="notebook_read",
@@ -302,6 +304,13 @@ READ = ToolSpec(
     ),
 )
 
+PROPOSE_FIELD = Field(
+    "propose",
+    FieldKind.FLAG,
+    "True to propose the change for a person's review instead of making it: nothing is "
+    "written until they accept it (a server in review mode proposes every change).",
+)
+
 LAYOUT_FIELD = Field(
     "layout",
     FieldKind.LAYOUT,
@@ -322,6 +331,7 @@ EDIT = ToolSpec(
             "The JSON form: {path, tag, edits: [...]} or a list of those (one per file).",
         ),
         LAYOUT_FIELD,
+        PROPOSE_FIELD,
     ),
     request=EditRequest,
     method="edit",
@@ -342,8 +352,9 @@ WRITE = ToolSpec(
         "file: needed to replace an existing file; if the file changed since, nothing is "
         "written and the reply gives the current header), overwrite (true: replace an "
         "existing file without a tag, where the server allows it; a new file needs neither) "
-        "and layout (optional: keep, the default, or nbformat: how a notebook file is laid "
-        "out). Prefer notebook_edit for changes to an existing file."
+        "layout (optional: keep, the default, or nbformat: how a notebook file is laid "
+        "out) and propose (true: wait for a person's review, nothing written until they "
+        "accept). Prefer notebook_edit for changes to an existing file."
     ),
     fields=(
         Field("path", FieldKind.PATH, "The file to create or replace.", required=True),
@@ -365,6 +376,7 @@ WRITE = ToolSpec(
             FieldKind.FLAG,
             "True to replace an existing file without a tag (a server may forbid it).",
         ),
+        PROPOSE_FIELD,
     ),
     request=WriteRequest,
     method="write",

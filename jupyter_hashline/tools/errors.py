@@ -14,11 +14,15 @@ from ..hashline.errors import HashlineError, StaleTagError
 __all__ = [
     "BadArgumentsError",
     "ChangedDuringWriteError",
+    "ProposalDecidedError",
+    "ProposalForbiddenError",
+    "ProposalRefusedError",
     "RevertNotAllowedError",
     "RevertRefusedError",
     "RunNotAllowedError",
     "RunUnavailableError",
     "UnknownActivityError",
+    "UnknownProposalError",
     "UnknownToolError",
 ]
 
@@ -77,3 +81,32 @@ class UnknownActivityError(HashlineError):
 
     status = 404
     kind = "unknown_activity"
+
+
+class UnknownProposalError(HashlineError):
+    """A proposal id this workspace does not hold (never made, or gone from its bounded book)."""
+
+    status = 404
+    kind = "unknown_proposal"
+
+
+class ProposalDecidedError(HashlineError):
+    """A decision on a proposal (or cells of it) already accepted or rejected."""
+
+    status = 409
+    kind = "proposal_decided"
+
+
+class ProposalRefusedError(HashlineError):
+    """An accept that cannot land safely now (a person changed the same lines, the file is
+    gone); nothing was written and the proposal stays pending."""
+
+    status = 409
+    kind = "proposal_refused"
+
+
+class ProposalForbiddenError(HashlineError):
+    """The agent that proposed an edit may not accept it itself (review needs a person)."""
+
+    status = 403
+    kind = "proposal_forbidden"

@@ -16,6 +16,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 __all__ = [
+    "DecisionRequest",
     "EditRequest",
     "EvalRequest",
     "JsonEdits",
@@ -63,6 +64,7 @@ class EditRequest(_Arguments):
     patch: str | None = None
     edits: JsonEdits | None = None
     layout: str | None = None
+    propose: bool | None = None  # true: a proposal for a person's review, not an edit
 
     @property
     def edit(self) -> str | JsonEdits:
@@ -84,6 +86,7 @@ class WriteRequest(_Arguments):
     layout: str | None = None
     tag: str | None = None
     overwrite: bool | None = None
+    propose: bool | None = None  # true: a proposal for a person's review, not a write
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +150,20 @@ class RevertRequest:
     activity: int | None = None
     target_agent: str | None = None
     since_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionRequest:
+    """Accept (or reject) proposal `proposal`, its `cells` only when named; with `proposal`
+    None, every pending proposal of `path`. `agent` is who decides (a person, usually);
+    `note` is said to the agent that proposed it."""
+
+    agent: str
+    accept: bool
+    proposal: int | None = None
+    path: str | None = None
+    cells: tuple[str, ...] | None = None
+    note: str = ""
 
 
 ToolRequest = (

@@ -43,6 +43,7 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 from ..hashline import messages
@@ -89,7 +90,9 @@ from .errors import (
 )
 from .evals import eval_reply
 from .kernel_control import Executions, kernel_reply
+from .proposals import ReviewPolicy
 from .requests import (
+    DecisionRequest,
     EditRequest,
     EvalRequest,
     KernelRequest,
@@ -112,6 +115,7 @@ from .revert import (
     snapshot_after,
     undo_plan,
 )
+from .review import ReviewDesk, proposed_outcome
 from .runs import GatePassed, RunGate, TouchedCells, run_entries, run_reply
 
 __all__ = ["Workspace"]
@@ -142,8 +146,11 @@ class Workspace:
         allow_overwrite: bool = True,
         max_edits: int = DEFAULT_MAX_EDITS,
         max_view_lines: int = DEFAULT_MAX_VIEW_LINES,
+        review: ReviewPolicy | None = None,
     ) -> None:
         self.fs = fs
+        self.review = review if review is not None else ReviewPolicy()
+        self.desk = ReviewDesk(self)
         self.allow_overwrite = allow_overwrite
         self.max_edits = max_edits
         self.max_view_lines = max_view_lines
@@ -155,7 +162,7 @@ class Workspace:
         self.activity = activity if activity is not None else ActivityLog()
         self.locks = PathLocks()
         self.describe = describe or repr(fs)
-        self._resolve = resolve_path or (lambda path: path)
+        self.resolve: Callable[[str], str] = resolve_path or (lambda path: path)
         self._max_agents = max_agents
         self._write_attempts = max(1, write_attempts)
         self._patchers: OrderedDict[str, Patcher] = OrderedDict()
@@ -176,39 +183,65 @@ class Workspace:
     async def read(self, request: ReadRequest) -> ToolOutcome:
         async def work() -> ToolOutcome:
             patcher = self.patcher(request.agent)
-            path = self._resolve(request.path)
+            path = self.resolve(request.path)
             read = await patcher.read(path, request.offset, request.limit, request.cells)
             reply = {"path": read.path, "tag": read.tag, "header": read.header, "view": read.view}
             return ToolOutcome(read.view, reply=reply)
 
-        return await _guarded(work)
+        return self._told(request.agent, await _guarded(work))
 
     async def edit(self, request: EditRequest) -> ToolOutcome:
         patcher = self.patcher(request.agent)
+        proposing = self.review.proposes(request.agent, request.propose)
 
         async def run() -> PatchResult:
             with layout_for_call(request.layout):
+                if proposing:
+                    return await patcher.propose(request.edit)
                 return await patcher.apply(request.edit)
 
         with heavy_call(patch_bulk(request.edit).edits >= OFFLOAD_EDITS):  # its record too
-            return await self._changing(request.agent, "patch", run)
+            if proposing:
+                return self._told(request.agent, await self._proposing(request.agent, run))
+            return self._told(request.agent, await self._changing(request.agent, "patch", run))
 
     async def write(self, request: WriteRequest) -> ToolOutcome:
         patcher = self.patcher(request.agent)
+        proposing = self.review.proposes(request.agent, request.propose)
 
         async def run() -> PatchResult:
-            path = self._resolve(request.path)
-            overwrite = bool(request.overwrite)
+            path = self.resolve(request.path)
+            tag, overwrite = request.tag, bool(request.overwrite)
             with layout_for_call(request.layout):
-                return await patcher.write(
-                    path, request.content, tag=request.tag, overwrite=overwrite
-                )
+                if proposing:
+                    return PatchResult(
+                        (
+                            await patcher.propose_write(
+                                path, request.content, tag=tag, overwrite=overwrite
+                            ),
+                        )
+                    )
+                return await patcher.write(path, request.content, tag=tag, overwrite=overwrite)
 
-        return await self._changing(request.agent, "write", run)
+        if proposing:
+            return self._told(request.agent, await self._proposing(request.agent, run))
+        return self._told(request.agent, await self._changing(request.agent, "write", run))
+
+    async def decide(self, request: DecisionRequest) -> ToolOutcome:
+        """Accept or reject proposals (review.py): a person's decision on an agent's edit."""
+        if request.accept and self.revert_refusal is not None:  # read-only: nothing lands
+            return ToolOutcome.failure(RevertNotAllowedError(
+                self.revert_refusal.replace("Undo refused", "Accept refused")
+            ))  # fmt: skip
+        return await self.desk.decide(request)
+
+    async def proposals(self, path: str | None = None) -> dict[str, Any]:
+        """The proposals kept here (of `path`), newest first, as the REST reply lists them."""
+        return await self.desk.listed(path)
 
     async def outputs(self, request: OutputsRequest) -> ToolOutcome:
         async def work() -> ToolOutcome:
-            path = self._resolve(request.path)
+            path = self.resolve(request.path)
             max_chars = request.max_chars or DEFAULT_OUTPUT_CHARS
             async with self.locks.hold([await self.fs.canonical_path(path)]):
                 text = await self.fs.outputs(path, request.cell, max_chars=max_chars)
@@ -224,7 +257,7 @@ class Workspace:
     async def run(self, request: RunRequest) -> ToolOutcome:
         async def work() -> ToolOutcome:
             runner = self._runner()
-            path = self._resolve(request.path)
+            path = self.resolve(request.path)
             if not is_notebook_path(path) or not self.fs.hashline:
                 raise NotRunnableError(_not_runnable(path))
             key = await self.fs.canonical_path(path)
@@ -245,7 +278,7 @@ class Workspace:
     async def eval(self, request: EvalRequest) -> ToolOutcome:
         async def work() -> ToolOutcome:
             runner = self._runner()
-            path = self._resolve(request.path)
+            path = self.resolve(request.path)
             if not is_notebook_path(path) or not self.fs.hashline:
                 raise NotRunnableError(_no_kernel(path))
             key = await self.fs.canonical_path(path)
@@ -272,7 +305,7 @@ class Workspace:
         async def work() -> ToolOutcome:
             action = _kernel_action(request.action)
             runner = self._runner()
-            path = self._resolve(request.path)
+            path = self.resolve(request.path)
             if not is_notebook_path(path) or not self.fs.hashline:
                 raise NotRunnableError(_no_kernel(path, "Nothing was done"))
             key = await self.fs.canonical_path(path)
@@ -298,7 +331,7 @@ class Workspace:
             return ToolOutcome.failure(err)
         records: tuple[ActivityRecord, ...] = ()
         for target, result, removed in steps:
-            records += await self._record(result, request.agent, "revert", removed, (target.id,))
+            records += await self.record(result, request.agent, "revert", removed, (target.id,))
         landed = [result.to_text() for _, result, _ in steps if result.changed]
         undone = [target.id for target, _, _ in steps]
         what = describe_targets(targets) if targets else "nothing"
@@ -364,19 +397,42 @@ class Workspace:
         cells it deleted, kept for an undo)."""
         try:
             with capturing_removed() as removed:
-                result = await self._retrying(run)
+                result = await self.retrying(run)
         except PartialWriteError as err:
-            records = await self._record(err.result, agent, source, removed)
-            await self._note_touched(agent, err.result)
+            records = await self.record(err.result, agent, source, removed)
+            await self.note_touched(agent, err.result)
             return ToolOutcome.failure(err, result=err.result, activity=records)
         except HashlineError as err:
             return ToolOutcome.failure(err)
-        records = await self._record(result, agent, source, removed)
-        await self._note_touched(agent, result)
+        records = await self.record(result, agent, source, removed)
+        await self.note_touched(agent, result)
         reply = {**result.to_json(), "activity": [record.to_json() for record in records]}
         return ToolOutcome(result.to_text(), reply=reply, result=result, activity=records)
 
-    async def _retrying(self, run: Callable[[], Awaitable[PatchResult]]) -> PatchResult:
+    async def _proposing(
+        self, agent: str, run: Callable[[], Awaitable[PatchResult]]
+    ) -> ToolOutcome:
+        """Run an edit or write as a proposal (nothing written) and keep it for review."""
+        try:
+            result = await run()
+        except HashlineError as err:
+            return ToolOutcome.failure(err)
+        return proposed_outcome(await self.desk.keep(agent, result), result)
+
+    def _told(self, agent: str, outcome: ToolOutcome) -> ToolOutcome:
+        """`outcome` with the decisions on `agent`'s proposals it has not been told yet."""
+        notices = self.desk.book.take_notices(agent)
+        if not notices:
+            return outcome
+        text = "\n".join([*(f"review: {n}" for n in notices), "", outcome.text])
+        if outcome.is_error:
+            return replace(outcome, text=text, reply={**outcome.reply, "message": text})
+        reply = {**outcome.reply, "review_updates": list(notices)}
+        if "text" in reply:
+            reply["text"] = text
+        return replace(outcome, text=text, reply=reply)
+
+    async def retrying(self, run: Callable[[], Awaitable[PatchResult]]) -> PatchResult:
         for _ in range(self._write_attempts - 1):
             try:
                 return await run()
@@ -384,7 +440,7 @@ class Workspace:
                 continue
         return await run()
 
-    async def _record(
+    async def record(
         self,
         result: PatchResult,
         agent: str,
@@ -431,7 +487,7 @@ class Workspace:
                 stuck = await self._roll_back(steps, agent)
                 if stuck:  # the feed must show what stayed undone
                     for target, landed, cells in stuck:
-                        await self._record(landed, agent, "revert", cells, (target.id,))
+                        await self.record(landed, agent, "revert", cells, (target.id,))
                     raise RevertRefusedError(_partly(record, err, stuck)) from err
                 raise refused_error(err, record, len(steps)) from err
             steps.append((record, result, removed))
@@ -441,7 +497,7 @@ class Workspace:
         self, plan: UndoPlan, activity_id: int, agent: str
     ) -> tuple[PatchResult, dict[str, dict[str, Any]]]:
         """Apply one plan through an exact-rows patcher, from the snapshot the edit produced."""
-        key = await self.fs.canonical_path(self._resolve(plan.path))
+        key = await self.fs.canonical_path(self.resolve(plan.path))
         snapshot = snapshot_after(self.store, key, plan)
         if snapshot is None:
             raise RevertRefusedError(
@@ -451,7 +507,7 @@ class Workspace:
             )
         check_inverse(plan, snapshot.text, activity_id)
         if plan.structural:
-            live = await self.fs.read_text(self._resolve(plan.path))
+            live = await self.fs.read_text(self.resolve(plan.path))
             if self.fs.positional_ids(live):
                 raise RevertRefusedError(
                     f"Activity {activity_id} cannot be undone now: {POSITIONAL}. Nothing was "
@@ -471,7 +527,7 @@ class Workspace:
             exact_rows=True,
         )
         with capturing_removed() as removed, restoring_cells(plan.restore):
-            result = await self._retrying(lambda: patcher.apply(plan.section()))
+            result = await self.retrying(lambda: patcher.apply(plan.section()))
         return result, removed
 
     async def _roll_back(
@@ -490,7 +546,7 @@ class Workspace:
                 return steps[: index + 1]
         return []
 
-    async def _note_touched(self, agent: str, result: PatchResult) -> None:
+    async def note_touched(self, agent: str, result: PatchResult) -> None:
         """Remember the cells each landed notebook section touched: the agent's next run's
         default."""
         for section in result.sections:

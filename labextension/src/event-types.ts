@@ -13,7 +13,7 @@ export interface ActivityEvent {
   path: string;
   /** What happened to the file: 'update' or 'create' (an edit), or 'run' (cells ran: their outputs changed, not the text). */
   op: string;
-  /** The route that made the record: 'patch', 'write', 'run', 'eval', or 'revert' (an undo of earlier records). */
+  /** The route that made the record: 'patch', 'write', 'run', 'eval', 'revert' (an undo of earlier records) or 'proposal' (a proposed edit a person accepted). */
   source: string;
   /** The agent or user the server attributed the edit to. */
   who: string;
@@ -36,6 +36,27 @@ export interface ActivityEvent {
     /** The kernel's execution count; null when the cell did not run. */
     execution_count: number | null;
   }>;
+}
+
+/** An agent's edit was proposed for review, or a person accepted or rejected a proposal (or some of its cells). It names what changed; the diffs are in GET hashline/proposals. */
+export const PROPOSAL_EVENT_ID = "https://events.jupyter.org/jupyter_hashline/proposal/v1";
+
+/** Hashline proposal update */
+export interface ProposalEvent {
+  /** The proposal's id in GET hashline/proposals. */
+  id: number;
+  /** The file the proposal changes. */
+  path: string;
+  /** The agent that proposed it. */
+  agent: string;
+  /** The proposal's status after this change. */
+  status: "pending" | "accepted" | "rejected" | "partly accepted";
+  /** What happened: proposed by its agent, or a person's decision. */
+  action: "proposed" | "accepted" | "rejected";
+  /** When the agent proposed it, in milliseconds since the Unix epoch. */
+  at_ms: number;
+  /** The cells still pending (cell ids, new-N for added cells, 'file' for a text file). */
+  cells: string[];
 }
 
 /** An agent session posted its snapshot to POST hashline/sessions (after each turn). It names the session; the snapshot is in GET hashline/sessions/<id>. */

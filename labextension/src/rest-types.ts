@@ -22,6 +22,8 @@ export interface ReadResponse {
   header: Header;
   /** The read view an agent sees: the header, then N:text rows and annotation rows. */
   view: string;
+  /** Decisions people made on this agent's proposals since its last read, edit or write (also at the top of the text). */
+  review_updates?: string[];
 }
 
 /** POST patch: edit a notebook or file. Exactly one of patch or edits. */
@@ -68,6 +70,8 @@ export interface PatchRequest {
   }>;
   /** How a notebook file is laid out when written: keep (the default: the layout the file has, so a one-line edit is a one-line diff) or nbformat (Jupyter's own layout, the whole file rewritten). */
   layout?: "keep" | "nbformat";
+  /** True to propose the change for a person's review instead of making it: nothing is written until they accept it (a server in review mode proposes every change). */
+  propose?: boolean;
 }
 
 export interface PatchResponse {
@@ -76,6 +80,10 @@ export interface PatchResponse {
   text: string;
   /** The edits this call recorded in the activity feed (empty for a no-op). */
   activity: ActivityRecord[];
+  /** Decisions people made on this agent's proposals since its last read, edit or write (also at the top of the text). */
+  review_updates?: string[];
+  /** In review mode (or with propose: true): the proposals this call made instead of writing; nothing was written. */
+  proposals?: Proposal[];
 }
 
 export interface SectionReply {
@@ -106,6 +114,8 @@ export interface WriteRequest {
   tag?: string;
   /** True to replace an existing file without a tag (a server may forbid it). */
   overwrite?: boolean;
+  /** True to propose the change for a person's review instead of making it: nothing is written until they accept it (a server in review mode proposes every change). */
+  propose?: boolean;
 }
 
 export type WriteResponse = PatchResponse;
@@ -264,7 +274,7 @@ export interface ActivityRecord {
   /** The agent that made the record, by a readable name: the X-Hashline-Agent header, else the user (a token-only request: the server's owner and the client, e.g. 'ada via curl'); an MCP client's name; a CLI --agent; a Session's label or 'provider/model #n'. Never a token, a hash or a random id. */
   who: string;
   /** The route that made the record ('revert': an undo of the records `reverts` names). */
-  source: "patch" | "write" | "run" | "eval" | "revert";
+  source: "patch" | "write" | "run" | "eval" | "revert" | "proposal";
   header_before: Header;
   header_after: Header;
   /** Unified diff of the text the agent saw (notebooks: the projection); empty for a run; the code that ran for an eval. */
@@ -395,4 +405,91 @@ export interface KernelRequest {
   path: string;
   /** status, interrupt or restart. */
   action: string;
+}
+
+/** GET proposals[?path=P] */
+export interface ProposalsQuery {
+  /** Only the proposals of this file. */
+  path?: string;
+}
+
+/** What a proposal does to one cell (a text file: one entry, cell 'file'). */
+export interface ProposedCell {
+  /** The cell's id; new-1, new-2, ... for a cell the proposal adds; 'file' for a text file. */
+  cell: string;
+  kind: "changed" | "inserted" | "deleted";
+  status: "pending" | "accepted" | "rejected";
+  /** An inserted cell: the id of the existing cell it goes after (null: first). */
+  after_cell: string | null;
+  /** Cells changed in one piece with this one: decided together. */
+  together: string[];
+  /** The cell's source now (without its marker line). */
+  before: string;
+  /** The cell's source as proposed. */
+  after: string;
+  /** A unified diff of the cell's lines. */
+  diff: string;
+}
+
+/** An agent's edit kept for a person's review instead of landing. */
+export interface Proposal {
+  id: number;
+  path: string;
+  agent: string;
+  at_ms: number;
+  status: "pending" | "accepted" | "rejected" | "partly accepted";
+  /** The header of the text the proposal was made on. */
+  header: Header;
+  /** The person's note on a rejection ('' if none). */
+  note: string;
+  /** True for a plain text file (one cell, 'file'). */
+  text_file: boolean;
+  /** Pending cells first, then decided ones. */
+  cells: ProposedCell[];
+}
+
+export interface ProposalsResponse {
+  /** Newest first. */
+  proposals: Proposal[];
+}
+
+/** POST proposals/ID/accept or /reject */
+export interface ProposalDecisionRequest {
+  /** Only these cells (default: every pending one); cells changed together are named together. */
+  cells?: string[];
+  /** Said to the agent with the decision. */
+  note?: string;
+}
+
+export interface ProposalDecisionResponse {
+  proposal: Proposal;
+  /** The edit that landed (source 'proposal'; empty for a rejection). */
+  activity: ActivityRecord[];
+  text: string;
+}
+
+/** POST proposals/accept-all or /reject-all */
+export interface ProposalsDecisionRequest {
+  path: string;
+  note?: string;
+}
+
+export interface ProposalsDecisionResponse {
+  /** The proposals decided, oldest first. */
+  proposals: Proposal[];
+  activity: ActivityRecord[];
+  text: string;
+}
+
+/** POST review */
+export interface ReviewModeRequest {
+  mode: "on" | "off";
+  /** Only this agent (default: everyone). */
+  agent?: string;
+}
+
+export interface ReviewModeResponse {
+  /** For every agent without a mode of its own. */
+  mode: "on" | "off";
+  agents: { [key: string]: unknown };
 }

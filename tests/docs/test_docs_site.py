@@ -78,8 +78,9 @@ def test_the_rest_reference_says_each_thing_once_and_where_parameters_go(site: P
     assert text.count("Every route needs authentication") == 1
     assert text.count("optional `X-Hashline-Agent` header") == 1
     rows = re.findall(r"^\| `(\w+)` \| (query|path) \| .*? \| (yes)? \| (.*) \|$", text, re.M)
-    assert ("session_id", "path") in {(name, where) for name, where, _, _ in rows}
-    assert all(where == "query" for name, where, _, _ in rows if name != "session_id")
+    in_path = {"session_id", "proposal_id"}
+    assert {(name, "path") for name in in_path} <= {(name, where) for name, where, _, _ in rows}
+    assert all(where == "query" for name, where, _, _ in rows if name not in in_path)
     undescribed = [name for name, _, _, description in rows if not description.strip()]
     assert undescribed == []
     assert "where-the-token-comes-from" in (site / "reference/generated/rest.html").read_text()

@@ -82,7 +82,7 @@ async def test_jupyter_ai_edits_through_the_running_server(
         assert list(listed) == ["notebook_read", "notebook_edit", "notebook_outputs"]
         assert listed["notebook_read"].input_schema["required"] == ["path"]
         edit_arguments = set(listed["notebook_edit"].input_schema["properties"])
-        assert edit_arguments == {"patch", "edits", "layout"}
+        assert edit_arguments == {"patch", "edits", "layout", "propose"}
 
         async def call(tool: str, arguments: dict[str, Any]) -> tuple[bool, str]:
             result = await client.call_tool(tool, arguments)

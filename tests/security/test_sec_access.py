@@ -142,7 +142,8 @@ async def test_url_encoded_paths_on_the_wire_are_refused(
 
 
 def concrete(route: str) -> list[str]:
-    return ["hashline", *route.replace("(?P<session_id>[^/]+)", "s1").split("/")]
+    route = route.replace("(?P<session_id>[^/]+)", "s1")
+    return ["hashline", *route.replace("(?P<proposal_id>[^/]+)", "1").split("/")]
 
 
 async def login_cookie(fetch: Fetch, token: str) -> str:
@@ -163,6 +164,11 @@ POST_BODIES = {
     "kernel": {"path": "inside.ipynb", "action": "restart"},
     "revert": {"agent": "someone", "since_ms": 0},
     "sessions": {"id": "s1", "snapshot": {"zones": {}, "cache": {}, "audit": [], "edits": []}},
+    "proposals/(?P<proposal_id>[^/]+)/accept": {},
+    "proposals/(?P<proposal_id>[^/]+)/reject": {},
+    "proposals/accept-all": {"path": "inside.py"},
+    "proposals/reject-all": {"path": "inside.py"},
+    "review": {"mode": "off"},
 }
 
 
@@ -177,7 +183,7 @@ async def test_cookie_posts_without_xsrf_are_refused_on_every_post_route(
     before = tree_bytes(jp_root_dir)
     for route in POST_ROUTES:
         with pytest.raises(HTTPClientError) as caught:
-            await jp_fetch(route and "hashline", route, method="POST",
+            await jp_fetch(*concrete(route), method="POST",
                            body=json.dumps(POST_BODIES[route]), headers=as_browser)  # fmt: skip
         RECORDER.answer(route, caught.value.code, expect=403)
         assert caught.value.code == 403, route

@@ -19,6 +19,7 @@ from testkit.rest import Api, write_notebook
 from jupyter_hashline.server.events import (
     ACTIVITY_EVENT,
     EVENT_NAMESPACE,
+    PROPOSAL_EVENT,
     SCHEMA_FILES,
     SESSION_EVENT,
     connect_events,
@@ -69,7 +70,7 @@ def test_schemas_are_valid_jupyter_event_schemas_with_stable_ids() -> None:
         logger.register_event_schema(schema)  # jupyter_events' metaschema accepts it
         described = [n for n, p in schema["properties"].items() if p.get("description")]
         assert described == list(schema["properties"])
-    assert set(SCHEMA_FILES) == {ACTIVITY_EVENT, SESSION_EVENT}
+    assert set(SCHEMA_FILES) == {ACTIVITY_EVENT, SESSION_EVENT, PROPOSAL_EVENT}
 
 
 async def test_an_edit_emits_a_schema_valid_activity_event(

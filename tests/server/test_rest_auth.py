@@ -80,6 +80,26 @@ async def example_session_get(fetch: Fetch, root: Path) -> dict[str, Any]:
     return {}
 
 
+async def example_decision(fetch: Fetch, root: Path, verb: str) -> dict[str, Any]:
+    """A fresh proposal of another agent's (so a person may accept it), at its own URL."""
+    agent = {"X-Hashline-Agent": "proposing-agent"}
+    response = await fetch("hashline", "read", params={"path": "nb.ipynb"}, headers=dict(agent))
+    header = json.loads(response.body)["header"]
+    body = json.dumps({"patch": f"{header}\nreplace 2:\n+x = '{verb}'\n", "propose": True})
+    response = await fetch("hashline", "patch", method="POST", body=body, headers=dict(agent))
+    reply = json.loads(response.body)
+    assert reply.get("proposals"), reply
+    number = reply["proposals"][0]["id"]
+    return {"parts": ["hashline", "proposals", str(number), verb], "body": "{}"}
+
+
+def decision(verb: str) -> Example:
+    async def example(fetch: Fetch, root: Path) -> dict[str, Any]:
+        return await example_decision(fetch, root, verb)
+
+    return example
+
+
 def fixed(**request: Any) -> Example:
     async def example(fetch: Fetch, root: Path) -> dict[str, Any]:
         return request
@@ -101,6 +121,13 @@ EXAMPLES: dict[tuple[str, str], Example] = {
     ("/hashline/sessions", "GET"): fixed(),
     ("/hashline/sessions", "POST"): example_session_post,
     ("/hashline/sessions/(?P<session_id>[^/]+)", "GET"): example_session_get,
+    ("/hashline/proposals", "GET"): fixed(params={"path": "nb.ipynb"}),
+    ("/hashline/proposals/(?P<proposal_id>[^/]+)/accept", "POST"): decision("accept"),
+    ("/hashline/proposals/(?P<proposal_id>[^/]+)/reject", "POST"): decision("reject"),
+    ("/hashline/proposals/accept-all", "POST"): fixed(body=json.dumps({"path": "nb.ipynb"})),
+    ("/hashline/proposals/reject-all", "POST"): fixed(body=json.dumps({"path": "nb.ipynb"})),
+    ("/hashline/review", "GET"): fixed(),
+    ("/hashline/review", "POST"): fixed(body=json.dumps({"mode": "off"})),
 }
 
 
@@ -125,7 +152,7 @@ async def test_every_route_refuses_without_credentials_and_works_with_them(
     assert len(routes) >= 10
     for pattern, method, _ in routes:
         request = await EXAMPLES[(pattern, method)](jp_fetch, jp_root_dir)
-        parts = concrete(pattern).strip("/").split("/")
+        parts = request.pop("parts", None) or concrete(pattern).strip("/").split("/")
         before = files_in(jp_root_dir)
         with pytest.raises(HTTPClientError) as refused:
             await jp_fetch(*parts, method=method, headers={"Authorization": ""}, **request)

@@ -1,0 +1,81 @@
+"""The review rows of the stale-edit safety table (bench/safety_review.py): the agent's edit is
+proposed (nothing written), the person saves, then accepts or rejects it, through the real
+workspace in review mode. Judged by the table's independent oracle: accepts as safe as stale
+edits (0 lost, 0 wrong cell, >= 95% of non-conflicting applied, overlaps refused), rejects
+leaving the person's file byte for byte; a planted accept that loses work shows in the tally."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from bench.safety import (
+    REVIEW_ACCEPT,
+    REVIEW_REJECT,
+    Result,
+    build_scenarios,
+    review_lines,
+    review_verdict,
+    run_all,
+)
+from bench.safety_review import ProposalWroteError, ReviewStrategy
+from bench.safety_scenarios import Scenario
+from bench.safety_strategies import Attempt
+from jupyter_hashline.tools import ReviewPolicy
+
+
+@pytest.fixture(scope="module")
+def scenarios() -> list[Scenario]:
+    found, _ = build_scenarios(smoke=True)
+    return found
+
+
+@pytest.mark.slow
+def test_review_accepts_and_rejects_meet_the_tables_targets(scenarios: list[Scenario]) -> None:
+    results = asyncio.run(run_all([REVIEW_ACCEPT, REVIEW_REJECT], scenarios))
+    verdict = review_verdict(results)
+    accepted = verdict.accept
+    failures = [
+        f"{r.outcome}: {r.scenario}: {r.message}"
+        for r in results
+        if r.outcome in {"lost", "wrong cell", "corrupted", "unexplained"}
+    ]
+    assert (accepted.lost, accepted.wrong_cell, accepted.corrupted, accepted.unexplained) == (
+        0, 0, 0, 0,
+    ), "\n".join(failures)  # fmt: skip
+    assert accepted.non_conflicting_applied >= 0.95
+    assert accepted.overlapping_rejected == 1.0
+    assert verdict.rejects == len(scenarios) == verdict.rejects_kept
+    assert verdict.met
+    assert review_lines(verdict)[-1].endswith("MET")
+
+
+class LosingAccept(ReviewStrategy):
+    """Planted: accepts, then writes the notebook the agent read over the file (the person's
+    change gone): the tally must count it."""
+
+    async def apply(self, path: Path, scenario: Scenario) -> Attempt:
+        attempt = await super().apply(path, scenario)
+        path.write_text(scenario.before, encoding="utf-8")
+        return attempt
+
+
+class WritingProposal(ReviewStrategy):
+    """Planted: review is off, so the proposed edit lands at once."""
+
+    policy = ReviewPolicy()
+
+
+def test_a_planted_failure_shows_in_the_tally(scenarios: list[Scenario]) -> None:
+    sample = scenarios[:40]
+    losing = LosingAccept(accept=True)
+    losing.name = REVIEW_ACCEPT.name
+    results: list[Result] = asyncio.run(run_all([losing, REVIEW_REJECT], sample))
+    verdict = review_verdict(results)
+    assert verdict.accept.lost + verdict.accept.wrong_cell > 0, Counter(r.outcome for r in results)
+    assert not verdict.met and review_lines(verdict)[2].rstrip().endswith("MISSED")
+    with pytest.raises(ProposalWroteError):
+        asyncio.run(run_all([WritingProposal(accept=True)], sample[:1]))
