@@ -122,7 +122,8 @@ def test_wheel_enables_both_extensions_without_node(
     ).is_file()
     assert (shipped / "schemas" / "jupyter-hashline" / "sidebar.json").is_file()
     event_schemas = prefix.glob("lib/python*/site-packages/jupyter_hashline/server/event_schemas")
-    assert {p.name for d in event_schemas for p in d.iterdir()} == {"activity.json", "session.json"}
+    shipped_schemas = {p.name for d in event_schemas for p in d.iterdir()}
+    assert shipped_schemas == {"activity.json", "session.json", "proposal.json"}
 
     home = tmp_path / "home"
     env = {
