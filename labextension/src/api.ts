@@ -17,10 +17,17 @@ import { ServerConnection } from '@jupyterlab/services';
 import type {
   ActivityResponse,
   ErrorResponse,
+  ProposalDecisionRequest,
+  ProposalDecisionResponse,
+  ProposalsDecisionRequest,
+  ProposalsDecisionResponse,
+  ProposalsResponse,
   RevertRequest,
   RevertResponse,
   SessionResponse,
   SessionsResponse,
+  ReviewModeRequest,
+  ReviewModeResponse,
   SnapshotsResponse
 } from './rest-types';
 
@@ -28,7 +35,9 @@ export class HashlineRequestError extends Error {
   constructor(
     readonly route: string,
     readonly status: number | null,
-    message: string
+    message: string,
+    /** The server's error kind (`proposal_refused`...), when it sent one. */
+    readonly kind: string | null = null
   ) {
     super(message);
     this.name = 'HashlineRequestError';
@@ -69,6 +78,53 @@ export class HashlineApi {
     return this.send<RevertResponse>('revert', 'POST', JSON.stringify(request));
   }
 
+  /** The proposals kept for review (of one file), newest first. */
+  proposals(path?: string): Promise<ProposalsResponse> {
+    return this.get<ProposalsResponse>(
+      path ? `proposals?path=${encodeURIComponent(path)}` : 'proposals'
+    );
+  }
+
+  /** Accept or reject a proposal, or some of its cells; a refusal (the person changed the
+   *  same lines since) throws with the server's reason, and nothing was written. */
+  decide(
+    id: number,
+    accept: boolean,
+    request: ProposalDecisionRequest = {}
+  ): Promise<ProposalDecisionResponse> {
+    const verb = accept ? 'accept' : 'reject';
+    return this.send<ProposalDecisionResponse>(
+      `proposals/${id}/${verb}`,
+      'POST',
+      JSON.stringify(request)
+    );
+  }
+
+  /** Accept or reject every open proposal of one file. */
+  decideAll(
+    accept: boolean,
+    request: ProposalsDecisionRequest
+  ): Promise<ProposalsDecisionResponse> {
+    const verb = accept ? 'accept-all' : 'reject-all';
+    return this.send<ProposalsDecisionResponse>(
+      `proposals/${verb}`,
+      'POST',
+      JSON.stringify(request)
+    );
+  }
+
+  reviewMode(): Promise<ReviewModeResponse> {
+    return this.get<ReviewModeResponse>('review');
+  }
+
+  setReviewMode(request: ReviewModeRequest): Promise<ReviewModeResponse> {
+    return this.send<ReviewModeResponse>(
+      'review',
+      'POST',
+      JSON.stringify(request)
+    );
+  }
+
   private get<T>(route: string): Promise<T> {
     return this.send<T>(route, 'GET');
   }
@@ -98,7 +154,8 @@ export class HashlineApi {
       const message = isErrorResponse(reply)
         ? reply.message
         : `${method} hashline/${route} answered HTTP ${response.status}.`;
-      throw new HashlineRequestError(route, response.status, message);
+      const kind = isErrorResponse(reply) ? reply.error : null;
+      throw new HashlineRequestError(route, response.status, message, kind);
     }
     return reply as T;
   }

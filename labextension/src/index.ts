@@ -8,6 +8,10 @@
  * - The command `hashline:open-sidebar` reveals it (also from the command palette).
  * - Cells an agent changed carry a badge in open notebooks (badges.ts; with a notebook tracker);
  *   the toggle `hashline:toggle-follow` scrolls the notebook to each cell an agent edits.
+ * - In review mode, each pending proposal shows on its cells with Accept / Reject
+ *   (review-cells.ts; with a notebook tracker), drawn as a CodeMirror merge view once that has
+ *   loaded (the line diff until then, or if it cannot load); a decision made in the sidebar
+ *   repaints the notebooks at once, and one made in a notebook refreshes the sidebar.
  * - It listens to the server's event stream (`ServiceManager.events`), and takes its fallback
  *   poll period from the `pollIntervalMs` setting (schema/sidebar.json), live as it changes;
  *   until the settings load (or without a settings registry) the default applies.
@@ -56,13 +60,30 @@ function activate(
   notebooks: INotebookTracker | null
 ): void {
   const api = new HashlineApi(app.serviceManager.serverSettings);
+  let reviews: Promise<{ refresh(): Promise<void> }> | null = null;
   const sidebar = new HashlineSidebar({
     source: api,
     events: app.serviceManager.events.stream,
     openEdit: async edit => {
       const { openEdit } = await import('./navigate');
       await openEdit(docManager, edit);
-    }
+    },
+    openProposal: async proposal => {
+      const { openTarget } = await import('./navigate');
+      const { pendingCells } = await import('./review');
+      // a cell to insert is found by the cell it follows (a new first cell: just open)
+      const cellIds = proposal.text_file
+        ? []
+        : pendingCells(proposal).flatMap(c =>
+            c.kind === 'inserted' ? (c.after_cell ?? []) : [c.cell]
+          );
+      await openTarget(docManager, {
+        path: proposal.path,
+        cellIds,
+        line: null
+      });
+    },
+    reviewed: () => void reviews?.then(r => r.refresh())
   });
   if (settingRegistry) {
     void followSettings(settingRegistry, sidebar);
@@ -89,6 +110,7 @@ function activate(
           }
         })
     );
+    reviews = showProposals(app, api, notebooks, () => void sidebar.refresh());
     let following = false;
     app.commands.addCommand(FOLLOW_COMMAND, {
       label: 'Follow Agent Edits',
@@ -103,6 +125,35 @@ function activate(
     });
     palette?.addItem({ command: FOLLOW_COMMAND, category: 'Hashline' });
   }
+}
+
+/** Proposals on the cells of open notebooks, drawn with the merge view once it has loaded. */
+async function showProposals(
+  app: JupyterFrontEnd,
+  api: HashlineApi,
+  tracker: INotebookTracker,
+  decided: () => void
+): Promise<{ refresh(): Promise<void> }> {
+  const { CellReviews } = await import('./review-cells');
+  const reviews = new CellReviews({
+    tracker,
+    client: api,
+    events: app.serviceManager.events.stream,
+    decided
+  });
+  import('./merge')
+    .then(({ releaseMergeViews, renderMergeView }) => {
+      reviews.diffView = {
+        render: renderMergeView,
+        release: releaseMergeViews
+      };
+    })
+    .catch((err: unknown) => {
+      console.warn(
+        `jupyter-hashline: merge view not loaded (${String(err)}); proposals show line diffs`
+      );
+    });
+  return reviews;
 }
 
 /** Apply the `pollIntervalMs` setting now and whenever it changes. */

@@ -14,7 +14,7 @@ import type { IDocumentManager } from '@jupyterlab/docmanager';
 import { NotebookPanel } from '@jupyterlab/notebook';
 import type { Widget } from '@lumino/widgets';
 
-import type { ActivityEdit } from './model';
+import type { ActivityEdit, EditTarget } from './model';
 import { editTarget } from './model';
 
 /** The bits of a file editor's code editor this module uses (no codeeditor dependency). */
@@ -82,11 +82,18 @@ async function revealLine(widget: Widget, line: number): Promise<void> {
 }
 
 /** Open `edit.path` and reveal the cell (notebooks) or line (text files) the edit touched. */
-export async function openEdit(
+export function openEdit(
   docManager: IDocumentManager,
   edit: ActivityEdit
 ): Promise<void> {
-  const target = editTarget(edit);
+  return openTarget(docManager, editTarget(edit));
+}
+
+/** Open `target.path` and reveal its first cell that still exists, or its line. */
+export async function openTarget(
+  docManager: IDocumentManager,
+  target: EditTarget
+): Promise<void> {
   const widget = docManager.openOrReveal(target.path);
   if (!widget) {
     throw new Error(`JupyterLab has no viewer for ${target.path}`);

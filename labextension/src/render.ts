@@ -70,7 +70,7 @@ export interface SessionHandlers {
   toggleClosed(): void;
 }
 
-function el<K extends keyof HTMLElementTagNameMap>(
+export function el<K extends keyof HTMLElementTagNameMap>(
   tag: K,
   className?: string,
   text?: string
@@ -85,7 +85,7 @@ function el<K extends keyof HTMLElementTagNameMap>(
   return node;
 }
 
-function timeLabel(atMs: number | null, nowMs: number): HTMLElement {
+export function timeLabel(atMs: number | null, nowMs: number): HTMLElement {
   const node = el('span', 'jp-hashline-time');
   if (atMs !== null) {
     node.dataset.atMs = String(atMs);
@@ -166,7 +166,7 @@ export function renderCellDiffs(diff: string): HTMLElement {
   return box;
 }
 
-function renderDiffRows(rows: readonly DiffRow[]): HTMLElement {
+export function renderDiffRows(rows: readonly DiffRow[]): HTMLElement {
   const pre = el('pre', 'jp-hashline-diff');
   for (const row of rows) {
     const line = el(
@@ -426,7 +426,7 @@ function zoneRow(zone: ZoneView): HTMLElement {
   return row;
 }
 
-function section(title: string, body: HTMLElement): HTMLElement {
+export function section(title: string, body: HTMLElement): HTMLElement {
   const box = el('div', 'jp-hashline-section');
   box.append(el('h4', 'jp-hashline-section-title', title), body);
   return box;

@@ -1,6 +1,6 @@
 /**
- * The hashline sidebar widget: three tabs (activity, sessions, snapshots) over the REST API,
- * refreshed when the server emits a hashline event, with a slow poll as a fallback.
+ * The hashline sidebar widget: four tabs (activity, review, sessions, snapshots) over the REST
+ * API, refreshed when the server emits a hashline event, with a slow poll as a fallback.
  *
  * Invariants:
  * - The visible tab is re-fetched when an event says its data changed (`events.ts`); events
@@ -17,6 +17,9 @@
  * - Only the visible tab is fetched; an expanded session's detail is fetched with it.
  * - A failed refresh shows an error state for that tab; the next event, tick or click retries,
  *   so the panel recovers by itself when the server does.
+ * - Review: a decision on one cell names the cells decided with it (`decisionCells`); a refused
+ *   decision keeps its reason on that cell (or file) until the next decision there. A new
+ *   proposal's event while another tab is shown marks the Review tab until it is opened.
  */
 
 import { Widget } from '@lumino/widgets';
@@ -27,6 +30,7 @@ import {
   type Tab,
   tabsChangedBy
 } from './events';
+import { PROPOSAL_EVENT_ID } from './event-types';
 import type { ActivityEdit, SessionDetailView } from './model';
 import { sessionDetail, undoneBy } from './model';
 import {
@@ -36,8 +40,23 @@ import {
   renderSessions,
   renderSnapshots
 } from './render';
+import {
+  type CellReview,
+  type Proposal,
+  decisionCells,
+  openProposals,
+  reviewKey
+} from './review';
+import { type ReviewHandlers, renderReview } from './review-render';
 import type {
   ActivityResponse,
+  ProposalDecisionRequest,
+  ProposalDecisionResponse,
+  ProposalsDecisionRequest,
+  ProposalsDecisionResponse,
+  ProposalsResponse,
+  ReviewModeRequest,
+  ReviewModeResponse,
   RevertRequest,
   RevertResponse,
   SessionResponse,
@@ -48,6 +67,7 @@ import type {
 export type { Tab };
 export const TABS: ReadonlyArray<{ tab: Tab; label: string }> = [
   { tab: 'activity', label: 'Activity' },
+  { tab: 'review', label: 'Review' },
   { tab: 'sessions', label: 'Sessions' },
   { tab: 'snapshots', label: 'Snapshots' }
 ];
@@ -60,12 +80,29 @@ export interface SidebarSource {
   snapshots(): Promise<SnapshotsResponse>;
   /** Undo recorded edits; a refusal rejects with the server's reason as its message. */
   revert?(request: RevertRequest): Promise<RevertResponse>;
+  /** Review mode (api.ts); without these the Review tab says it is not available. */
+  proposals?(path?: string): Promise<ProposalsResponse>;
+  decide?(
+    id: number,
+    accept: boolean,
+    request?: ProposalDecisionRequest
+  ): Promise<ProposalDecisionResponse>;
+  decideAll?(
+    accept: boolean,
+    request: ProposalsDecisionRequest
+  ): Promise<ProposalsDecisionResponse>;
+  reviewMode?(): Promise<ReviewModeResponse>;
+  setReviewMode?(request: ReviewModeRequest): Promise<ReviewModeResponse>;
 }
 
 export interface SidebarOptions {
   source: SidebarSource;
   /** Open the edited file and reveal what the edit touched. */
   openEdit(edit: ActivityEdit): Promise<void>;
+  /** Open a proposal's file at its first pending cell. */
+  openProposal?(proposal: Proposal): Promise<void>;
+  /** Called after the person decided on a proposal here (the notebooks repaint at once). */
+  reviewed?(): void;
   /** The server's event stream (`ServiceManager.events.stream`); without it, only the poll. */
   events?: BusEvents;
   /** The fallback poll's period while visible; 0 turns it off. */
@@ -73,8 +110,14 @@ export interface SidebarOptions {
   now?: () => number;
 }
 
+interface ReviewData {
+  proposals: Proposal[];
+  mode: ReviewModeResponse;
+}
+
 interface TabData {
   activity: ActivityResponse | null;
+  review: ReviewData | null;
   sessions: SessionsResponse | null;
   snapshots: SnapshotsResponse | null;
 }
@@ -93,6 +136,8 @@ export class HashlineSidebar extends Widget {
     this.title.caption = 'Hashline: agent edits, sessions and snapshots';
     this._source = options.source;
     this._openEdit = options.openEdit;
+    this._openProposal = options.openProposal ?? null;
+    this._reviewed = options.reviewed ?? (() => undefined);
     this._events = options.events ?? null;
     this._events?.connect(this._onEvent, this);
     this.pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
@@ -112,6 +157,9 @@ export class HashlineSidebar extends Widget {
       return;
     }
     this._tab = tab;
+    if (tab === 'review') {
+      this._tabButtons.get('review')?.classList.remove('jp-mod-attention');
+    }
     this._tabButtons.forEach((button, key) => {
       button.classList.toggle('jp-mod-active', key === tab);
       button.setAttribute('aria-selected', String(key === tab));
@@ -192,6 +240,15 @@ export class HashlineSidebar extends Widget {
   }
 
   private _onEvent(_sender: unknown, event: BusEvent): void {
+    // the bus flattens an event's data into the emission: `action` says what happened
+    const action = (event as { action?: unknown }).action;
+    if (
+      event.schema_id === PROPOSAL_EVENT_ID &&
+      (action === 'proposed' || action === undefined) &&
+      this._tab !== 'review'
+    ) {
+      this._tabButtons.get('review')?.classList.add('jp-mod-attention');
+    }
     if (
       !this.isDisposed &&
       this.isVisible &&
@@ -243,6 +300,9 @@ export class HashlineSidebar extends Widget {
   private async _fetch(tab: Tab): Promise<void> {
     if (tab === 'activity') {
       this._data.activity = await this._source.activity(ACTIVITY_LIMIT);
+    } else if (tab === 'review') {
+      this._data.review = await this._fetchReview();
+      this._countPending();
     } else if (tab === 'snapshots') {
       this._data.snapshots = await this._source.snapshots();
     } else {
@@ -255,6 +315,28 @@ export class HashlineSidebar extends Widget {
       replies.forEach(reply =>
         this._details.set(reply.id, sessionDetail(reply.snapshot))
       );
+    }
+  }
+
+  private async _fetchReview(): Promise<ReviewData> {
+    const source = this._source;
+    if (!source.proposals || !source.reviewMode) {
+      throw new Error('This sidebar has no review client.');
+    }
+    const [list, mode] = await Promise.all([
+      source.proposals(),
+      source.reviewMode()
+    ]);
+    return { proposals: list.proposals, mode };
+  }
+
+  /** Show how many proposals wait on the Review tab's button. */
+  private _countPending(): void {
+    const button = this._tabButtons.get('review');
+    const open = openProposals(this._data.review?.proposals ?? []).length;
+    if (button) {
+      button.textContent = open ? `Review (${open})` : 'Review';
+      button.title = open ? `${open} proposals wait for review` : '';
     }
   }
 
@@ -317,7 +399,15 @@ export class HashlineSidebar extends Widget {
       tab === 'sessions' ? [...this._details] : null,
       [...this._refused],
       [...this._pending],
-      this._showClosed
+      this._showClosed,
+      tab === 'review'
+        ? [
+            [...this._expandedProposals],
+            [...this._reviewBusy],
+            [...this._reviewErrors],
+            this._modeBusy
+          ]
+        : null
     ]);
     if (signature === this._signature) {
       return;
@@ -348,6 +438,24 @@ export class HashlineSidebar extends Widget {
               refused: this._refused,
               pending: this._pending
             }
+          )
+        : loading;
+    }
+    if (tab === 'review') {
+      const data = this._data.review;
+      return data
+        ? renderReview(
+            data.proposals,
+            {
+              mode: data.mode,
+              modeBusy: this._modeBusy,
+              expanded: this._expandedProposals,
+              busy: this._reviewBusy,
+              errors: this._reviewErrors,
+              notes: this._notes
+            },
+            now,
+            this._reviewHandlers
           )
         : loading;
     }
@@ -430,6 +538,108 @@ export class HashlineSidebar extends Widget {
     await this.refresh();
   }
 
+  private readonly _reviewHandlers: ReviewHandlers = {
+    accept: review => void this._decide(review, true),
+    reject: review => void this._decide(review, false),
+    setMode: on => void this._setMode(on),
+    decideAll: (path, accept) => void this._decideAll(path, accept),
+    toggle: proposal => {
+      flip(this._expandedProposals, proposal.id);
+      this._render();
+    },
+    open: proposal => {
+      this._openProposal?.(proposal).catch((err: unknown) => {
+        this._status.textContent = `Could not open ${proposal.path}: ${String(err)}`;
+      });
+    },
+    note: (path, text) => {
+      this._notes.set(path, text);
+    }
+  };
+
+  /** Decide one cell (and those decided with it); a refusal stays on that cell. */
+  private async _decide(review: CellReview, accept: boolean): Promise<void> {
+    const decide = this._source.decide?.bind(this._source);
+    const key = reviewKey(review);
+    if (decide === undefined || this._reviewBusy.has(key)) {
+      return;
+    }
+    const request: ProposalDecisionRequest = {
+      cells: decisionCells(review.proposal, review.cell.cell)
+    };
+    const note = this._notes.get(review.proposal.path)?.trim();
+    if (!accept && note) {
+      request.note = note;
+    }
+    await this._reviewRequest(key, async () => {
+      await decide(review.proposal.id, accept, request);
+      const verb = accept ? 'Accepted' : 'Rejected';
+      this._status.textContent = `${verb} ${request.cells!.join(', ')} of proposal #${review.proposal.id}`;
+    });
+  }
+
+  private async _decideAll(path: string, accept: boolean): Promise<void> {
+    const decideAll = this._source.decideAll?.bind(this._source);
+    if (decideAll === undefined || this._reviewBusy.has(path)) {
+      return;
+    }
+    const request: ProposalsDecisionRequest = { path };
+    const note = this._notes.get(path)?.trim();
+    if (!accept && note) {
+      request.note = note;
+    }
+    await this._reviewRequest(path, async () => {
+      const reply = await decideAll(accept, request);
+      const verb = accept ? 'Accepted' : 'Rejected';
+      this._status.textContent = `${verb} ${reply.proposals.length} of ${path}`;
+    });
+  }
+
+  /** Run one decision keyed `key` (busy meanwhile, its refusal kept), then refresh. */
+  private async _reviewRequest(
+    key: string,
+    request: () => Promise<void>
+  ): Promise<void> {
+    this._reviewBusy.add(key);
+    this._reviewErrors.delete(key);
+    this._render();
+    try {
+      await request();
+    } catch (err) {
+      this._reviewErrors.set(
+        key,
+        err instanceof Error ? err.message : String(err)
+      );
+      this._status.textContent = 'Not applied: see why in the Review tab';
+    } finally {
+      this._reviewBusy.delete(key);
+    }
+    this._render();
+    this._reviewed();
+    await this.refresh();
+  }
+
+  private async _setMode(on: boolean): Promise<void> {
+    const setMode = this._source.setReviewMode?.bind(this._source);
+    const data = this._data.review;
+    if (setMode === undefined || data === null || this._modeBusy) {
+      return;
+    }
+    this._modeBusy = true;
+    this._render();
+    try {
+      data.mode = await setMode({ mode: on ? 'on' : 'off' });
+      this._status.textContent = `Review of agent edits is ${data.mode.mode}`;
+    } catch (err) {
+      this._status.textContent = `Review mode unchanged: ${err instanceof Error ? err.message : String(err)}`;
+    } finally {
+      this._modeBusy = false;
+    }
+    this._signature = '';
+    this._render();
+    this._reviewed();
+  }
+
   private readonly _sessionHandlers = {
     toggle: (summary: { id: string }): void => {
       flip(this._expandedSessions, summary.id);
@@ -453,6 +663,9 @@ export class HashlineSidebar extends Widget {
   private _pollIntervalMs = DEFAULT_POLL_INTERVAL_MS;
   private readonly _source: SidebarSource;
   private readonly _openEdit: (edit: ActivityEdit) => Promise<void>;
+  private readonly _openProposal:
+    ((proposal: Proposal) => Promise<void>) | null;
+  private readonly _reviewed: () => void;
   private readonly _events: BusEvents | null;
   private readonly _now: () => number;
   private readonly _body = document.createElement('div');
@@ -460,6 +673,7 @@ export class HashlineSidebar extends Widget {
   private readonly _tabButtons = new Map<Tab, HTMLButtonElement>();
   private readonly _data: TabData = {
     activity: null,
+    review: null,
     sessions: null,
     snapshots: null
   };
@@ -470,6 +684,11 @@ export class HashlineSidebar extends Widget {
   private readonly _refused = new Map<number, string>();
   private readonly _pending = new Set<number>();
   private _showClosed = false;
+  private readonly _expandedProposals = new Set<number>();
+  private readonly _reviewBusy = new Set<string>();
+  private readonly _reviewErrors = new Map<string, string>();
+  private readonly _notes = new Map<string, string>();
+  private _modeBusy = false;
 }
 
 function flip<T>(set: Set<T>, value: T): void {

@@ -1,5 +1,6 @@
 // Fixtures shaped like the server's replies (see rest_schema.json), shared by the unit tests.
 import type { ActivityEdit, SessionSummary, TrackedPath } from '../src/model';
+import type { Proposal, ProposedCell } from '../src/review';
 
 export const NOW = Date.UTC(2026, 0, 15, 12, 0, 0);
 
@@ -175,3 +176,35 @@ export const TRACKED: TrackedPath = {
     { tag: '1A2B', recorded_at_ms: NOW - 100_000, lines: 39, seen_lines: [] }
   ]
 };
+
+export function proposedCell(
+  overrides: Partial<ProposedCell> = {}
+): ProposedCell {
+  return {
+    cell: 'load-data',
+    kind: 'changed',
+    status: 'pending',
+    after_cell: null,
+    together: [],
+    before: 'df = load()',
+    after: 'df = load(parse_dates=True)',
+    diff: '@@ -1 +1 @@\n-df = load()\n+df = load(parse_dates=True)\n',
+    ...overrides
+  };
+}
+
+/** A pending proposal of one changed cell, as GET hashline/proposals lists it. */
+export function proposal(overrides: Partial<Proposal> = {}): Proposal {
+  return {
+    id: 1,
+    path: 'analysis.ipynb',
+    agent: 'claude-code',
+    at_ms: NOW - 30_000,
+    status: 'pending',
+    header: '[analysis.ipynb#1A2B]',
+    note: '',
+    text_file: false,
+    cells: [proposedCell()],
+    ...overrides
+  };
+}
