@@ -335,7 +335,6 @@ class ProposalBook:
         self._clock = clock
         self._notices: dict[str, list[str]] = {}
         self._listeners: list[Callable[[Proposal, str], None]] = []
-        self.busy: set[int] = set()  # proposals being applied right now
 
     def add(self, **values: Any) -> Proposal:
         """Keep a new proposal (its id and time are the book's)."""
