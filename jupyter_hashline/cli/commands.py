@@ -18,6 +18,7 @@ from typing import Any
 
 from ..agent import PROVIDER_PATHS, ProviderSimulator
 from ..hashline import HashlineError
+from ..tools import REVIEW_TOOL_NAMES, TOOL_NAMES
 from .common import DONE, PROG, fail
 from .tools import workspace_for
 
@@ -33,9 +34,11 @@ def mcp(args: argparse.Namespace) -> int:
         return fail("mcp", err.message)
     except (OSError, sqlite3.Error) as err:
         return fail("mcp", f"{err}. Check --root and --store.")
-    print(f"{PROG} mcp: serving the notebook tools on {workspace.describe}", file=sys.stderr)
+    names = (*TOOL_NAMES, *REVIEW_TOOL_NAMES) if args.review else TOOL_NAMES
+    what = "the notebook and review tools" if args.review else "the notebook tools"
+    print(f"{PROG} mcp: serving {what} on {workspace.describe}", file=sys.stderr)
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve_stdio(workspace, agent=args.agent))
+        asyncio.run(serve_stdio(workspace, agent=args.agent, names=names))
     return DONE
 
 
@@ -69,6 +72,8 @@ def print_host_config(args: argparse.Namespace) -> int:
         options.append("--allow-run")
     program = default_executable(sys.executable, Path(sys.executable).parent / PROG)
     command, *rest = launch_command(program, options)
+    if args.review:
+        rest.append("--review")
     launch = Launch(command, tuple(rest), env, secrets)
     config = host_config(Host(args.print_config), launch, version=__version__)
     print(config.text, end="")

@@ -156,6 +156,13 @@ def add_other_commands(commands: Any) -> None:
         help="print what HOST needs to start this server, with absolute paths, and exit: "
         + ", ".join(host.value for host in _hosts()),
     )
+    mcp.add_argument(
+        "--review",
+        action="store_true",
+        help="also offer review_list, review_accept and review_reject: a person's (or a "
+        "reviewer agent's) decisions on the edits agents proposed (with --server, the "
+        "server's proposals; the agent that proposed an edit cannot accept it)",
+    )
     mcp.set_defaults(run=other_commands.mcp)
     config = commands.add_parser("config", help="list every configuration trait with its help")
     config.set_defaults(run=other_commands.config)

@@ -26,11 +26,14 @@ def build_server(
     return build(workspace, names=names, agent=agent)
 
 
-async def serve_stdio(workspace: ToolWorkspace, *, agent: str | None = None) -> None:
-    """Serve one MCP client on stdin/stdout as `agent` (see `server.serve_stdio`)."""
+async def serve_stdio(
+    workspace: ToolWorkspace, *, agent: str | None = None, names: tuple[str, ...] = TOOL_NAMES
+) -> None:
+    """Serve the tools `names` to one MCP client on stdin/stdout as `agent` (see
+    `server.serve_stdio`)."""
     from .server import serve_stdio as serve
 
-    await serve(workspace, agent=agent)
+    await serve(workspace, agent=agent, names=names)
 
 
 __all__ = [

@@ -92,9 +92,11 @@ def build_server(
     return build_low_level_server(SERVER_NAME, __version__, INSTRUCTIONS, lambda: tools, call_tool)
 
 
-async def serve_stdio(workspace: ToolWorkspace, *, agent: str | None = None) -> None:
+async def serve_stdio(
+    workspace: ToolWorkspace, *, agent: str | None = None, names: tuple[str, ...] = TOOL_NAMES
+) -> None:
     """Serve one MCP client on stdin/stdout until it disconnects, then close the workspace."""
     try:
-        await run_stdio(build_server(workspace, agent=agent))
+        await run_stdio(build_server(workspace, agent=agent, names=names))
     finally:
         await workspace.aclose()

@@ -32,6 +32,9 @@ from .requests import (
     KernelRequest,
     OutputsRequest,
     ReadRequest,
+    ReviewAcceptRequest,
+    ReviewListRequest,
+    ReviewRejectRequest,
     RunRequest,
     WriteRequest,
 )
@@ -40,6 +43,8 @@ __all__ = [
     "CATALOG",
     "DEFAULT_OUTPUT_CHARS",
     "EDIT_LANGUAGE",
+    "REVIEW_CATALOG",
+    "REVIEW_TOOL_NAMES",
     "TOOL_NAMES",
     "TOOL_SPECS",
     "Annotations",
@@ -50,6 +55,7 @@ __all__ = [
     "mcp_definitions",
     "rest_request_definitions",
     "spec_for",
+    "spec_of",
 ]
 
 DEFAULT_OUTPUT_CHARS = 4000
@@ -573,15 +579,116 @@ CATALOG: tuple[ToolSpec, ...] = (READ, EDIT, WRITE, OUTPUTS, RUN, EVAL, KERNEL)
 TOOL_NAMES: tuple[str, ...] = tuple(spec.name for spec in CATALOG)
 TOOL_SPECS: tuple[Mapping[str, Any], ...] = tuple(spec.prompt_spec() for spec in CATALOG)
 
+# -- the reviewer's tools ------------------------------------------------------------------------
+# Offered apart from the agent's tools (`jupyter-hashline mcp --review`): a person in an MCP
+# client, or a reviewer agent, lists and decides the proposals other agents made. They are not in
+# `TOOL_SPECS` (an agent's frozen prefix) nor in the tool routes: the REST API has its own
+# proposal routes, which these name.
+
+_DECIDE_ARGUMENTS = (
+    "Arguments: exactly one of proposal (the number review_list shows) or path (every pending "
+    "proposal of that file); cells (optional, with proposal: the cell keys to decide, as "
+    "review_list names them; the others stay pending); note (optional: said to the agent that "
+    "proposed it on its next call)."
+)
+
+
+def _decide_fields(verb: str) -> tuple[Field, ...]:
+    return (
+        Field("proposal", FieldKind.POSITIVE_INT, f"The number of the proposal to {verb}."),
+        Field("path", FieldKind.PATH, f"{verb.capitalize()} every pending proposal of this file."),
+        Field(
+            "cells",
+            FieldKind.NAMES,
+            f"With proposal: {verb} only these cells (keys as review_list shows them).",
+        ),
+        Field("note", FieldKind.TEXT, "A note for the agent that proposed it."),
+    )
+
+
+REVIEW_LIST = ToolSpec(
+    name="review_list",
+    title="List agent edits waiting for review",
+    description=(
+        "List the edits agents proposed that wait for a review (a server in review mode, or "
+        "an agent's propose: true): per proposal its number, agent, file and age, then each "
+        "pending cell's change as a unified diff (a text file: one diff). Nothing is written. "
+        "Arguments: path (optional: only this file's proposals). Decide with review_accept and "
+        "review_reject."
+    ),
+    fields=(Field("path", FieldKind.PATH, "Only this file's proposals."),),
+    request=ReviewListRequest,
+    method="review_list",
+    annotations=Annotations(read_only=True, destructive=False, idempotent=True),
+    rest=RestRoute(
+        "proposals", "GET", "ProposalsQuery", "ProposalsResponse", "text", "List proposals"
+    ),
+)
+
+REVIEW_ACCEPT = ToolSpec(
+    name="review_accept",
+    title="Accept an agent's proposed edit",
+    description=(
+        "Accept a proposed edit: it is applied to the file as it is now, keeping whatever a "
+        "person changed since on other lines; if they changed the same lines it is refused and "
+        "nothing is written (it stays pending). The agent that proposed an edit cannot accept "
+        "it. " + _DECIDE_ARGUMENTS
+    ),
+    fields=_decide_fields("accept"),
+    request=ReviewAcceptRequest,
+    method="review_accept",
+    annotations=Annotations(read_only=False, destructive=True, idempotent=False),
+    rest=RestRoute(
+        "proposals/{proposal_id}/accept",
+        "POST",
+        "ProposalDecisionRequest",
+        "ProposalDecisionResponse",
+        "text",
+        "Accept a proposal",
+    ),
+    exactly_one_of=("proposal", "path"),
+)
+
+REVIEW_REJECT = ToolSpec(
+    name="review_reject",
+    title="Reject an agent's proposed edit",
+    description=(
+        "Reject a proposed edit: nothing of it is written, and the agent that proposed it is "
+        "told (with the note) on its next call. " + _DECIDE_ARGUMENTS
+    ),
+    fields=_decide_fields("reject"),
+    request=ReviewRejectRequest,
+    method="review_reject",
+    annotations=Annotations(read_only=False, destructive=False, idempotent=True),
+    rest=RestRoute(
+        "proposals/{proposal_id}/reject",
+        "POST",
+        "ProposalDecisionRequest",
+        "ProposalDecisionResponse",
+        "text",
+        "Reject a proposal",
+    ),
+    exactly_one_of=("proposal", "path"),
+)
+
+REVIEW_CATALOG: tuple[ToolSpec, ...] = (REVIEW_LIST, REVIEW_ACCEPT, REVIEW_REJECT)
+REVIEW_TOOL_NAMES: tuple[str, ...] = tuple(spec.name for spec in REVIEW_CATALOG)
+EVERY_TOOL: tuple[ToolSpec, ...] = CATALOG + REVIEW_CATALOG
+
 
 def spec_for(name: str) -> ToolSpec | None:
-    """The catalog entry named `name`, if any."""
-    return next((spec for spec in CATALOG if spec.name == name), None)
+    """The catalog entry named `name` (an agent's tool or a reviewer's), if any."""
+    return next((spec for spec in EVERY_TOOL if spec.name == name), None)
+
+
+def spec_of(request: object) -> ToolSpec:
+    """The catalog entry whose request type `request` is."""
+    return next(spec for spec in EVERY_TOOL if isinstance(request, spec.request))
 
 
 def mcp_definitions(names: tuple[str, ...] = TOOL_NAMES) -> list[dict[str, Any]]:
     """MCP tool definitions (wire form) of the named tools, in catalog order."""
-    return [spec.mcp_definition() for spec in CATALOG if spec.name in names]
+    return [spec.mcp_definition() for spec in EVERY_TOOL if spec.name in names]
 
 
 # -- the REST request schemas --------------------------------------------------------------------

@@ -24,6 +24,7 @@ __all__ = [
     "UnknownActivityError",
     "UnknownProposalError",
     "UnknownToolError",
+    "cells_without_proposal",
 ]
 
 
@@ -31,6 +32,14 @@ class BadArgumentsError(HashlineError):
     """Tool arguments that do not fit the tool's schema (missing, unknown or mistyped)."""
 
     kind = "bad_arguments"
+
+
+def cells_without_proposal() -> BadArgumentsError:
+    """A review decision naming cells but no proposal (cells belong to one proposal)."""
+    return BadArgumentsError(
+        "`cells` goes with `proposal`: name the proposal whose cells to decide (review_list "
+        "shows them). Nothing was done."
+    )
 
 
 class UnknownToolError(HashlineError):

@@ -24,6 +24,10 @@ __all__ = [
     "OutputsRequest",
     "ReadRequest",
     "RevertRequest",
+    "ReviewAcceptRequest",
+    "ReviewListRequest",
+    "ReviewRejectRequest",
+    "ReviewRequest",
     "RunRequest",
     "ToolRequest",
     "WriteRequest",
@@ -166,6 +170,60 @@ class DecisionRequest:
     note: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class ReviewListRequest(_Arguments):
+    """The proposals waiting for review (of `path` only, when named)."""
+
+    agent: str
+    path: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewAcceptRequest(_Arguments):
+    """Accept proposal `proposal` (its `cells` only, when named) or every pending proposal of
+    `path`, as `agent`; `note` is said to the agent that proposed it."""
+
+    agent: str
+    proposal: int | None = None
+    path: str | None = None
+    cells: tuple[str, ...] | None = None
+    note: str | None = None
+
+    def decision(self) -> DecisionRequest:
+        return _decision(self, accept=True)
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewRejectRequest(_Arguments):
+    """Reject proposal `proposal` (its `cells` only, when named) or every pending proposal of
+    `path`, as `agent`; `note` is said to the agent that proposed it."""
+
+    agent: str
+    proposal: int | None = None
+    path: str | None = None
+    cells: tuple[str, ...] | None = None
+    note: str | None = None
+
+    def decision(self) -> DecisionRequest:
+        return _decision(self, accept=False)
+
+
+def _decision(
+    request: ReviewAcceptRequest | ReviewRejectRequest, *, accept: bool
+) -> DecisionRequest:
+    return DecisionRequest(
+        agent=request.agent,
+        accept=accept,
+        proposal=request.proposal,
+        path=request.path if request.proposal is None else None,
+        cells=request.cells,
+        note=(request.note or "").strip()[:2000],
+    )
+
+
+ReviewRequest = ReviewListRequest | ReviewAcceptRequest | ReviewRejectRequest
+"""A reviewer's tool call: the review tools, offered apart from the agent's (catalog.py)."""
+
 ToolRequest = (
     ReadRequest
     | EditRequest
@@ -174,4 +232,5 @@ ToolRequest = (
     | RunRequest
     | EvalRequest
     | KernelRequest
+    | ReviewRequest
 )

@@ -30,6 +30,7 @@ import asyncio
 import posixpath
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import httpx
@@ -39,8 +40,18 @@ from ..hashline.parse import parse_patch
 from ..notebook import Figure
 from .activity import ActivityRecord
 from .calls import ToolOutcome
-from .catalog import CATALOG, FieldKind, ToolSpec
-from .requests import EditRequest, RevertRequest, RunRequest, ToolRequest
+from .catalog import REVIEW_ACCEPT, FieldKind, ToolSpec, spec_of
+from .errors import cells_without_proposal
+from .requests import (
+    EditRequest,
+    RevertRequest,
+    ReviewAcceptRequest,
+    ReviewListRequest,
+    ReviewRejectRequest,
+    RunRequest,
+    ToolRequest,
+)
+from .review import listing_text, told_text
 
 __all__ = ["AGENT_HEADER", "UNREACHABLE", "RestWorkspace"]
 
@@ -77,16 +88,52 @@ class RestWorkspace:
         self.describe = f"Jupyter server {url.rstrip('/')}/{where}"
 
     async def call(self, request: ToolRequest) -> ToolOutcome:
-        spec = next(spec for spec in CATALOG if isinstance(request, spec.request))
+        spec = spec_of(request)
         try:
             arguments = self._outward(spec, request)
         except HashlineError as err:
             return ToolOutcome.failure(err)
         try:
+            if isinstance(request, ReviewListRequest):
+                return await self._review_list(arguments, request)
+            if isinstance(request, ReviewAcceptRequest | ReviewRejectRequest):
+                return await self._review_decide(arguments, request, accept=spec is REVIEW_ACCEPT)
             response = await self._send(spec, arguments, request.agent, self._timeout(request))
         except httpx.HTTPError as err:
             return ToolOutcome.error(self._unreachable(err), UNREACHABLE, 503)
         return self._outcome(spec, response)
+
+    async def _review_list(
+        self, arguments: Mapping[str, Any], request: ReviewListRequest
+    ) -> ToolOutcome:
+        """`GET proposals` on the server, its pending proposals as a reviewer's text."""
+        headers = {AGENT_HEADER: request.agent}
+        response = await self.client.get(self.base + "proposals", params=arguments, headers=headers)
+        outcome = self._reply(response, "text")
+        if outcome.is_error:
+            return outcome
+        text = listing_text(outcome.reply, request.path)
+        return replace(outcome, text=text, reply={**outcome.reply, "text": text})
+
+    async def _review_decide(
+        self,
+        arguments: Mapping[str, Any],
+        request: ReviewAcceptRequest | ReviewRejectRequest,
+        *,
+        accept: bool,
+    ) -> ToolOutcome:
+        """`POST proposals/ID/accept|reject` (or `accept-all|reject-all` of a path)."""
+        verb = "accept" if accept else "reject"
+        body = {name: arguments[name] for name in ("cells", "note") if name in arguments}
+        if request.proposal is not None:
+            route = f"proposals/{request.proposal}/{verb}"
+        elif request.cells is not None:
+            return ToolOutcome.failure(cells_without_proposal())
+        else:
+            route, body = f"proposals/{verb}-all", {**body, "path": arguments["path"]}
+        headers = {AGENT_HEADER: request.agent}
+        response = await self.client.post(self.base + route, json=body, headers=headers)
+        return self._reply(response, "text")
 
     async def revert(self, request: RevertRequest) -> ToolOutcome:
         """`POST revert` on the server: undo recorded edits there (its activity feed)."""
@@ -158,6 +205,8 @@ class RestWorkspace:
         records = tuple(ActivityRecord.from_json(r) for r in payload.get("activity", ()))
         images = tuple(Figure.from_json(image) for image in payload.get("images", ()))
         text = str(payload.get(text_key, ""))
+        if text_key != "text":  # a reply's `text` already says them; a read's `view` does not
+            text = told_text(payload.get("review_updates", ()), text)
         return ToolOutcome(text, reply=payload, activity=records, images=images)
 
     def _unreachable(self, err: httpx.HTTPError) -> str:

@@ -18,6 +18,8 @@ Invariants:
 from __future__ import annotations
 
 import asyncio
+import difflib
+import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +44,7 @@ from .requests import DecisionRequest
 if TYPE_CHECKING:
     from .workspace import Workspace
 
-__all__ = ["ReviewDesk", "decision_request", "proposed_outcome"]
+__all__ = ["ReviewDesk", "decision_request", "listing_text", "proposed_outcome", "told_text"]
 
 
 class ReviewDesk:
@@ -285,6 +287,56 @@ def decision_request(
         cells=tuple(cells) if cells is not None else None,
         note=note.strip()[:2000],
     )
+
+
+def told_text(notices: Sequence[str], text: str) -> str:
+    """`text` of a reply with the review decisions its agent is told: one `review:` line each,
+    then a blank line (the same on every surface)."""
+    if not notices:
+        return text
+    return "\n".join([*(f"review: {notice}" for notice in notices), "", text])
+
+
+def listing_text(listing: Mapping[str, Any], path: str | None = None) -> str:
+    """A reviewer's text of a proposals listing (the REST reply `{"proposals": [...]}`): the
+    pending proposals, oldest first, each pending cell's change as a unified diff."""
+    pending = [p for p in listing.get("proposals", ()) if p.get("status") == "pending"]
+    if not pending:
+        return "No proposal waits for review" + (f" of {path}." if path else ".")
+    pending.sort(key=lambda p: int(p["id"]))
+    count = f"{len(pending)} proposal{'s' if len(pending) > 1 else ''}"
+    parts = [
+        f"{count} wait{'' if len(pending) > 1 else 's'} for review. Accept with review_accept "
+        '{"proposal": N} (add "cells": [...] to accept some cells only), reject with '
+        "review_reject; a cell marked `together` is decided with the cells it names."
+    ]
+    for proposal in pending:
+        parts.append(_proposal_text(proposal))
+    return "\n\n".join(parts)
+
+
+def _proposal_text(proposal: Mapping[str, Any]) -> str:
+    cells = [c for c in proposal.get("cells", ()) if c.get("status") == "pending"]
+    at = time.strftime("%H:%M:%S UTC", time.gmtime(int(proposal["at_ms"]) / 1000))
+    what = "the file" if proposal.get("text_file") else f"{len(cells)} cell(s) pending"
+    lines = [
+        f"proposal {proposal['id']}: {proposal['agent']}, {proposal['path']}, made on "
+        f"{proposal['header']} at {at}, {what}"
+    ]
+    for cell in cells:
+        if not proposal.get("text_file"):
+            where = f", after {cell['after_cell']}" if cell.get("after_cell") else ""
+            together = cell.get("together") or ()
+            joined = f", together with {', '.join(together)}" if together else ""
+            lines.append(f"cell {cell['cell']} ({cell['kind']}{where}{joined}):")
+        diff = difflib.unified_diff(
+            str(cell.get("before", "")).splitlines(),
+            str(cell.get("after", "")).splitlines(),
+            n=2,
+            lineterm="",
+        )
+        lines.extend(list(diff)[2:])  # past the two file-name lines
+    return "\n".join(lines)
 
 
 def _which(proposal: Proposal, chosen: frozenset[str]) -> str:

@@ -79,7 +79,7 @@ from ..notebook import (
 from ..notebook.filesystem import is_notebook_path
 from .activity import ActivityLog, ActivityRecord
 from .calls import ToolOutcome
-from .catalog import CATALOG, DEFAULT_OUTPUT_CHARS
+from .catalog import DEFAULT_OUTPUT_CHARS, spec_of
 from .errors import (
     BadArgumentsError,
     ChangedDuringWriteError,
@@ -87,6 +87,7 @@ from .errors import (
     RevertRefusedError,
     RunNotAllowedError,
     RunUnavailableError,
+    cells_without_proposal,
 )
 from .evals import eval_reply
 from .kernel_control import Executions, kernel_reply
@@ -99,6 +100,9 @@ from .requests import (
     OutputsRequest,
     ReadRequest,
     RevertRequest,
+    ReviewAcceptRequest,
+    ReviewListRequest,
+    ReviewRejectRequest,
     RunRequest,
     ToolRequest,
     WriteRequest,
@@ -115,7 +119,7 @@ from .revert import (
     snapshot_after,
     undo_plan,
 )
-from .review import ReviewDesk, proposed_outcome
+from .review import ReviewDesk, listing_text, proposed_outcome, told_text
 from .runs import GatePassed, RunGate, TouchedCells, run_entries, run_reply
 
 __all__ = ["Workspace"]
@@ -176,7 +180,7 @@ class Workspace:
 
     async def call(self, request: ToolRequest) -> ToolOutcome:
         """Run a validated request with the method its catalog entry names."""
-        spec = next(spec for spec in CATALOG if isinstance(request, spec.request))
+        spec = spec_of(request)
         method: Callable[[Any], Awaitable[ToolOutcome]] = getattr(self, spec.method)
         return await method(request)
 
@@ -234,6 +238,27 @@ class Workspace:
                 self.revert_refusal.replace("Undo refused", "Accept refused")
             ))  # fmt: skip
         return await self.desk.decide(request)
+
+    async def review_list(self, request: ReviewListRequest) -> ToolOutcome:
+        """The reviewer's tool: the pending proposals (of a path) as text with their diffs."""
+
+        async def work() -> ToolOutcome:
+            listing = await self.desk.listed(request.path, pending_only=True)
+            text = listing_text(listing, request.path)
+            return ToolOutcome(text, reply={**listing, "text": text})
+
+        return await _guarded(work)
+
+    async def review_accept(self, request: ReviewAcceptRequest) -> ToolOutcome:
+        return await self._reviewed(request)
+
+    async def review_reject(self, request: ReviewRejectRequest) -> ToolOutcome:
+        return await self._reviewed(request)
+
+    async def _reviewed(self, request: ReviewAcceptRequest | ReviewRejectRequest) -> ToolOutcome:
+        if request.cells is not None and request.proposal is None:
+            return ToolOutcome.failure(cells_without_proposal())
+        return await self.decide(request.decision())
 
     async def proposals(self, path: str | None = None) -> dict[str, Any]:
         """The proposals kept here (of `path`), newest first, as the REST reply lists them."""
@@ -424,7 +449,7 @@ class Workspace:
         notices = self.desk.book.take_notices(agent)
         if not notices:
             return outcome
-        text = "\n".join([*(f"review: {n}" for n in notices), "", outcome.text])
+        text = told_text(notices, outcome.text)
         if outcome.is_error:
             return replace(outcome, text=text, reply={**outcome.reply, "message": text})
         reply = {**outcome.reply, "review_updates": list(notices)}

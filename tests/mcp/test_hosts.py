@@ -20,7 +20,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from bench.server import TOKEN, LocalServer
 from jupyter_hashline.mcp.hosts import Host, Launch, default_executable, host_config
-from jupyter_hashline.tools import TOOL_NAMES
+from jupyter_hashline.tools import REVIEW_TOOL_NAMES, TOOL_NAMES
 
 CLI = [sys.executable, "-m", "jupyter_hashline.cli"]
 
@@ -65,6 +65,16 @@ async def test_the_claude_code_line_adds_a_server_that_lists_the_tools(root: Pat
     assert words[:4] == ["claude", "mcp", "add", "jupyter-hashline"]
     command, *args = words[words.index("--") + 1 :]
     assert await listed_tools(Launch(command, tuple(args))) == list(TOOL_NAMES)
+
+
+@pytest.mark.slow
+async def test_a_reviewers_entry_starts_a_server_that_lists_the_review_tools_too(
+    root: Path,
+) -> None:
+    argv = ("--root", str(root), "mcp", "--print-config", Host.CURSOR.value, "--review")
+    launch = entry_of(Host.CURSOR, print_config(*argv)[0])
+    assert launch.args[-2:] == ("mcp", "--review")
+    assert await listed_tools(launch) == [*TOOL_NAMES, *REVIEW_TOOL_NAMES]
 
 
 def test_a_server_entry_carries_the_token_in_its_environment_not_its_arguments() -> None:

@@ -11,11 +11,15 @@ import pytest
 from test_workspace_revert import TWENTY, cells, notebook, person_sets, workspace
 
 from jupyter_hashline.tools import (
+    REVIEW_TOOL_NAMES,
+    TOOL_NAMES,
+    TOOL_SPECS,
     ReviewMode,
     ReviewPolicy,
     ToolOutcome,
     Workspace,
     decision_request,
+    mcp_definitions,
     run_tool,
 )
 from jupyter_hashline.tools.errors import BadArgumentsError
@@ -248,3 +252,77 @@ async def test_cells_changed_in_one_piece_are_decided_together() -> None:
     assert not both.is_error, both.text
     assert cells(inner)["load"]["cell_type"] == "markdown"
     assert cells(inner)["intro"]["source"] == "# Title\nmore text"
+
+
+# -- the reviewer's tools (review_list, review_accept, review_reject) -------------------------
+
+
+async def review(ws: Workspace, tool: str, arguments: dict[str, Any], agent: str) -> ToolOutcome:
+    """A reviewer's tool call, where a reviewer's tools are offered (`mcp --review`)."""
+    return await run_tool(ws, tool, arguments, agent=agent, names=(*TOOL_NAMES, *REVIEW_TOOL_NAMES))
+
+
+async def test_the_review_tools_list_and_decide_proposals_as_a_person_would() -> None:
+    inner, ws = workspace({"a.ipynb": notebook()}, review=REVIEW)
+    empty = await review(ws, "review_list", {}, agent="person")
+    assert (empty.is_error, empty.text) == (False, "No proposal waits for review.")
+    _, proposal = await propose(ws, TWO_CELLS)
+    listed = await review(ws, "review_list", {"path": "a.ipynb"}, agent="person")
+    assert not listed.is_error, listed.text
+    assert listed.text.startswith("1 proposal waits for review.")
+    assert f"proposal {proposal['id']}: bot, a.ipynb, made on [a.ipynb#" in listed.text
+    assert "cell load (changed):\n@@ -1,4 +1,4 @@\n import math\n-x = 1\n+x = 10\n" in listed.text
+    assert "cell plot (changed):" in listed.text and "+z = x * y * 2" in listed.text
+    accepted = await review(
+        ws, "review_accept", {"proposal": proposal["id"], "cells": ["load"]}, agent="person"
+    )
+    assert not accepted.is_error, accepted.text
+    assert cells(inner)["load"]["source"] == "import math\nx = 10\ny = 2\nprint(x + y)"
+    assert cells(inner)["plot"]["source"] == "z = x * y\nz"
+    left = await review(ws, "review_list", {}, agent="person")
+    assert "cell plot (changed):" in left.text and "cell load" not in left.text
+    note = {"path": "a.ipynb", "note": "keep the plot as it is"}
+    rejected = await review(ws, "review_reject", note, agent="person")
+    assert not rejected.is_error, rejected.text
+    assert cells(inner)["plot"]["source"] == "z = x * y\nz"
+    told = await run_tool(ws, "notebook_read", {"path": "a.ipynb"}, agent="bot")
+    assert "was rejected by person: keep the plot as it is" in told.text
+    assert (await review(ws, "review_list", {}, agent="p")).text.startswith("No proposal")
+
+
+async def test_the_review_tools_refuse_what_a_decision_cannot_mean() -> None:
+    inner, ws = workspace({"a.ipynb": notebook()}, review=REVIEW)
+    before = inner.get("a.ipynb")
+    _, proposal = await propose(ws, TWO_CELLS)
+    both = await review(ws, "review_accept", {"proposal": 1, "path": "a.ipynb"}, agent="p")
+    neither = await review(ws, "review_reject", {"note": "no"}, agent="p")
+    loose = await review(ws, "review_accept", {"path": "a.ipynb", "cells": ["load"]}, agent="p")
+    own = await review(ws, "review_accept", {"proposal": proposal["id"]}, agent="bot")
+    unknown = await review(ws, "review_accept", {"proposal": 99}, agent="p")
+    kinds = [o.kind for o in (both, neither, loose, own, unknown)]
+    assert kinds == [
+        "bad_arguments",
+        "bad_arguments",
+        "bad_arguments",
+        "proposal_forbidden",
+        "unknown_proposal",
+    ]
+    assert "send exactly one of `proposal` or `path`" in both.text
+    assert "`cells` goes with `proposal`" in loose.text
+    assert inner.get("a.ipynb") == before
+    assert [c["status"] for c in ws.desk.book.get(proposal["id"]).to_json()["cells"]] == [
+        "pending",
+        "pending",
+    ]
+
+
+def test_the_review_tools_are_not_among_an_agents_tools() -> None:
+    assert REVIEW_TOOL_NAMES == ("review_list", "review_accept", "review_reject")
+    assert not set(REVIEW_TOOL_NAMES) & set(TOOL_NAMES)
+    assert not {spec["name"] for spec in TOOL_SPECS} & set(REVIEW_TOOL_NAMES)
+    offered = mcp_definitions((*TOOL_NAMES, *REVIEW_TOOL_NAMES))
+    assert [d["name"] for d in offered][-3:] == list(REVIEW_TOOL_NAMES)
+    hints = {d["name"]: d["annotations"] for d in offered}
+    assert hints["review_list"]["readOnlyHint"] is True
+    assert hints["review_accept"]["destructiveHint"] is True
+    assert hints["review_reject"]["destructiveHint"] is False
