@@ -66,6 +66,7 @@ from bench.safety_strategies import (
 CORPUS_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
 NON_CONFLICTING_APPLIED_TARGET = 0.95
 REVIEW_ACCEPT, REVIEW_REJECT = ReviewStrategy(accept=True), ReviewStrategy(accept=False)
+REVIEW_TWO_AGENTS = ReviewStrategy(accept=True, agents=2)
 FAILURES = (Outcome.LOST, Outcome.WRONG_CELL, Outcome.CORRUPTED, Outcome.UNEXPLAINED)
 
 
@@ -160,10 +161,12 @@ class ReviewVerdict:
     accept: HashlineVerdict
     rejects: int
     rejects_kept: int  # the person's file left byte for byte
+    two_agents: HashlineVerdict  # two agents' concurrent proposals: one accepted, one rejected
 
     @property
     def met(self) -> bool:
-        return self.accept.met and self.rejects > 0 and self.rejects_kept == self.rejects
+        rejects_met = self.rejects > 0 and self.rejects_kept == self.rejects
+        return self.accept.met and rejects_met and self.two_agents.met
 
 
 def review_verdict(results: Iterable[Result]) -> ReviewVerdict:
@@ -173,6 +176,7 @@ def review_verdict(results: Iterable[Result]) -> ReviewVerdict:
         accept=hashline_verdict(results, REVIEW_ACCEPT.name),
         rejects=len(rejects),
         rejects_kept=sum(r.outcome == Outcome.REJECTED.value for r in rejects),
+        two_agents=hashline_verdict(results, REVIEW_TWO_AGENTS.name),
     )
 
 
@@ -184,6 +188,11 @@ def review_lines(verdict: ReviewVerdict) -> list[str]:
         "== review (the agent's edit proposed; the person saves, then accepts or rejects it)",
         *(line.replace("  hashline ", "  accept: ", 1) for line in _verdict_lines(verdict.accept)),
         f"  reject: person's file left byte for byte {kept:>12.1%}   target 100%    {mark}",
+        "  two agents propose the same edit at once; one accepted, then the other rejected:",
+        *(
+            line.replace("  hashline ", "  two agents: ", 1)
+            for line in _verdict_lines(verdict.two_agents)
+        ),
     ]
 
 
@@ -368,7 +377,8 @@ def main() -> None:
     scenarios, where = build_scenarios(args.smoke)
     peer = choose_peer(args.peer, args.smoke)
     strategies: list[Strategy] = [
-        HashlineStrategy(), REVIEW_ACCEPT, REVIEW_REJECT, IndexTools(peer, replace=False),
+        HashlineStrategy(), REVIEW_ACCEPT, REVIEW_REJECT, REVIEW_TWO_AGENTS,
+        IndexTools(peer, replace=False),
         IndexTools(peer, replace=True), CellIdOverwrite(), WholeNotebookWrite(),
     ]  # fmt: skip
     try:

@@ -89,6 +89,8 @@ def _safety_rows(payload: Mapping[str, Any]) -> list[str]:
              "100%"),
             ("review reject: file left as the person's", f"{review['rejects_kept']}/"
              f"{review['rejects']}", "all"),
+            ("review, two agents: person's change lost", str(review["two_agents"]["lost"]), "0"),
+            ("review, two agents: wrong cell", str(review["two_agents"]["wrong_cell"]), "0"),
         ]  # fmt: skip
     undo = payload.get("revert")
     if undo is not None:

@@ -15,6 +15,7 @@ import pytest
 from bench.safety import (
     REVIEW_ACCEPT,
     REVIEW_REJECT,
+    REVIEW_TWO_AGENTS,
     Result,
     build_scenarios,
     review_lines,
@@ -35,7 +36,7 @@ def scenarios() -> list[Scenario]:
 
 @pytest.mark.slow
 def test_review_accepts_and_rejects_meet_the_tables_targets(scenarios: list[Scenario]) -> None:
-    results = asyncio.run(run_all([REVIEW_ACCEPT, REVIEW_REJECT], scenarios))
+    results = asyncio.run(run_all([REVIEW_ACCEPT, REVIEW_REJECT, REVIEW_TWO_AGENTS], scenarios))
     verdict = review_verdict(results)
     accepted = verdict.accept
     failures = [
@@ -49,8 +50,12 @@ def test_review_accepts_and_rejects_meet_the_tables_targets(scenarios: list[Scen
     assert accepted.non_conflicting_applied >= 0.95
     assert accepted.overlapping_rejected == 1.0
     assert verdict.rejects == len(scenarios) == verdict.rejects_kept
+    two = verdict.two_agents
+    assert (two.lost, two.wrong_cell, two.corrupted, two.unexplained) == (0, 0, 0, 0)
+    assert two.non_conflicting_applied >= 0.95 and two.overlapping_rejected == 1.0
     assert verdict.met
-    assert review_lines(verdict)[-1].endswith("MET")
+    lines = review_lines(verdict)
+    assert all(line.endswith("MET") for line in lines[2:] if "target" in line), lines
 
 
 class LosingAccept(ReviewStrategy):
@@ -67,6 +72,33 @@ class WritingProposal(ReviewStrategy):
     """Planted: review is off, so the proposed edit lands at once."""
 
     policy = ReviewPolicy()
+
+
+class RejectUndoingTheAccept(ReviewStrategy):
+    """Planted: the two agents' row, whose reject after the accept puts back the notebook the
+    agents read (the person's change and the accepted edit gone): the tally must count it."""
+
+    async def apply(self, path: Path, scenario: Scenario) -> Attempt:
+        attempt = await super().apply(path, scenario)
+        if not attempt.refused:
+            path.write_text(scenario.before, encoding="utf-8")
+        return attempt
+
+
+def test_a_planted_failure_of_the_two_agents_row_shows_in_the_tally(
+    scenarios: list[Scenario],
+) -> None:
+    sample = scenarios[:40]
+    undoing = RejectUndoingTheAccept(accept=True, agents=2)
+    assert undoing.name == REVIEW_TWO_AGENTS.name
+    results: list[Result] = asyncio.run(run_all([REVIEW_ACCEPT, REVIEW_REJECT, undoing], sample))
+    verdict = review_verdict(results)
+    assert verdict.accept.met and verdict.rejects_kept == verdict.rejects
+    assert verdict.two_agents.lost > 0, Counter(r.outcome for r in results)
+    assert not verdict.met
+    assert any(
+        "two agents: person's change lost" in x and "MISSED" in x for x in review_lines(verdict)
+    )
 
 
 def test_a_planted_failure_shows_in_the_tally(scenarios: list[Scenario]) -> None:

@@ -63,6 +63,7 @@ def check_safety(payload: Any, stdout: str) -> None:
         "hashline",
         "hashline review, accept",
         "hashline review, reject",
+        "hashline review, two agents",
         "cell-index overwrite",
         "cell-index string replace",
         "cell-id overwrite",
@@ -72,6 +73,7 @@ def check_safety(payload: Any, stdout: str) -> None:
     assert "hashline overlapping conflicts rejected" in stdout
     assert "== review (the agent's edit proposed" in stdout
     assert payload["review"]["met"] is True and payload["review"]["rejects"] > 0
+    assert payload["review"]["two_agents"]["met"] is True
     # the peers' known failure modes show up, so the table can tell strategies apart
     outcomes = {(row["strategy"], row["outcome"]) for row in payload["results"]}
     assert ("cell-index overwrite", "wrong cell") in outcomes
