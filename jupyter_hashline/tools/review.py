@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..hashline.edits import PatchSection
 from ..hashline.errors import HashlineError, NotFoundError, StaleTagError
-from ..hashline.patcher import Patcher, SeenLinesPolicy
 from ..hashline.results import PatchResult, SectionOp
 from ..notebook import capturing_removed
 from ..notebook.filesystem import is_notebook_path
@@ -191,7 +190,7 @@ class ReviewDesk:
                 else:
                     tag = ws.store.record(proposal.key, proposal.base)
                     section = PatchSection(proposal.path, tag, proposal.edits_for(chosen))
-                    patcher = self._exact(proposal.agent)
+                    patcher = ws.exact_patcher(proposal.agent, ws.syntax_check)
                     result = await ws.retrying(lambda: patcher.apply(section))
         except NotFoundError as err:
             raise ProposalRefusedError(
@@ -205,22 +204,6 @@ class ReviewDesk:
         records = await ws.record(result, proposal.agent, "proposal", removed)
         await ws.note_touched(proposal.agent, result)
         return result, records
-
-    def _exact(self, agent: str) -> Patcher:
-        """A patcher that applies computed rows as they are, crediting `agent`."""
-        ws = self.workspace
-        return Patcher(
-            ws.fs,
-            ws.store,
-            SeenLinesPolicy.OFF,  # the person accepts what they were shown
-            max_patch_bytes=ws.max_patch_bytes,
-            max_file_bytes=ws.max_file_bytes,
-            repair_echo=False,
-            agent=agent,
-            locks=ws.locks,
-            exact_rows=True,
-            syntax_check=ws.syntax_check,
-        )
 
 
 def proposed_outcome(proposals: Sequence[Proposal], result: PatchResult) -> ToolOutcome:

@@ -21,7 +21,8 @@ again to write the outputs. The text that landed is recorded in the store (the r
 carries its tag) and the run in the activity log.
 
 Invariants:
-- Only this module (of the whole package) builds a `Patcher`.
+- Only this module (of the whole package) builds a `Patcher` (review.py takes its
+  `exact_patcher`).
 - Every method returns a `ToolOutcome`; agent mistakes and rejections never raise.
 - No cell runs unless the gate cleared it; a workspace whose runs are refused (`run_refusal`)
   or that has no runner answers `RunNotAllowedError` / `RunUnavailableError` before reading
@@ -391,6 +392,23 @@ class Workspace:
 
     # -- inspection ----------------------------------------------------------------------------
 
+    def exact_patcher(self, agent: str, syntax_check: SyntaxCheck = SyntaxCheck.WARN) -> Patcher:
+        """A patcher applying computed rows as they are (an undo, an accepted proposal),
+        crediting `agent`: no seen-lines check (a person decides on what they were shown) and
+        no repairs."""
+        return Patcher(
+            self.fs,
+            self.store,
+            SeenLinesPolicy.OFF,
+            max_patch_bytes=self.max_patch_bytes,
+            max_file_bytes=self.max_file_bytes,
+            repair_echo=False,
+            agent=agent,
+            locks=self.locks,
+            exact_rows=True,
+            syntax_check=syntax_check,
+        )
+
     def snapshots(self) -> dict[str, Any]:
         """Tracked paths (most recently used first), their versions and the lines shown."""
         tracked = []
@@ -540,17 +558,7 @@ class Workspace:
                 )
             plan = clear_of_live_ids(plan, live)
         self.store.record(key, snapshot.text)  # its tag now names this very text
-        patcher = Patcher(
-            self.fs,
-            self.store,
-            SeenLinesPolicy.OFF,  # a person's undo: they need not have read the lines
-            max_patch_bytes=self.max_patch_bytes,
-            max_file_bytes=self.max_file_bytes,
-            repair_echo=False,
-            agent=agent,
-            locks=self.locks,
-            exact_rows=True,
-        )
+        patcher = self.exact_patcher(agent)
         with capturing_removed() as removed, restoring_cells(plan.restore):
             result = await self.retrying(lambda: patcher.apply(plan.section()))
         return result, removed
