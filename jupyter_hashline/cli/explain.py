@@ -17,6 +17,7 @@ import argparse
 import re
 import shlex
 
+from ..hashline import messages
 from ..tools import resolve_store_path
 from .common import PROG
 
@@ -90,7 +91,8 @@ def unknown_tag(args: argparse.Namespace, text: str) -> str:
             "only a file's newest tags are kept)"
         )
 
-    said = _NOT_FROM_SESSION.sub(explain, text)
+    kept = [line for line in text.split("\n") if not line.startswith(messages.TAGS_KEPT)]
+    said = _NOT_FROM_SESSION.sub(explain, "\n".join(kept))  # it says where tags live itself
     for path in dict.fromkeys(paths):
         command = shlex.join([PROG, *global_options(args), "read", path])
         token = " (with your --token, or $JUPYTER_TOKEN set)" if args.token else ""

@@ -97,6 +97,11 @@ class InMemorySnapshotStore:
             version = self._find_tag(path, tag)
             return version.seen_by(agent) if version else frozenset()
 
+    @property
+    def where(self) -> str:
+        """Where the tags live, as a refusal names it."""
+        return "this process's memory (an in-memory store, gone when it stops)"
+
     def paths(self) -> list[str]:
         """Tracked paths, most recently used first."""
         with self._lock:

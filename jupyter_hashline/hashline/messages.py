@@ -120,11 +120,23 @@ def stale_message(
     return "\n".join(lines)
 
 
-def unknown_tag_message(path: str, tag: str, current: str, rows: Sequence[str]) -> str:
+TAGS_KEPT = "Tags here are kept in"
+ANOTHER_STORE = (
+    "a read through another process or server with a store of its own (a lab and an agent's "
+    "--root process, two named servers) is not known here, nor a tag older than the store "
+    "keeps. To share tags, give both one store (c.HashlineExtension.store_path, --store)."
+)
+
+
+def unknown_tag_message(
+    path: str, tag: str, current: str, rows: Sequence[str], where: str = ""
+) -> str:
     lines = [
         f"Edit rejected: hash #{tag} is not from this session for {path} (no read here issued "
         f"it, or it is too old). Nothing was written. Current header: {current}"
     ]
+    if where:
+        lines.append(f"{TAGS_KEPT} {where}: {ANOTHER_STORE}")
     if rows:
         lines.append("The current text at the lines your edit names:")
         lines.extend(rows)

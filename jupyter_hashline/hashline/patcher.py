@@ -613,7 +613,9 @@ class Patcher:
         tag = self._record_rejection(live, [] if truncated else shown)
         current = messages.header(section.path, tag)
         return UnknownTagError(
-            messages.unknown_tag_message(section.path, section.tag, current, rows)
+            messages.unknown_tag_message(
+                section.path, section.tag, current, rows, getattr(self.store, "where", "")
+            )
         )
 
     def _stale(self, section: PatchSection, live: _Live, refusal: RebaseRefusal) -> StaleTagError:

@@ -302,6 +302,13 @@ class SqliteSnapshotStore:
             sql, params = sql + " AND agent = ?", (*params, _encode(agent))
         return frozenset(row[0] for row in self._read(sql, params))
 
+    @property
+    def where(self) -> str:
+        """Where the tags live, as a refusal names it."""
+        if self.path is None:
+            return "this process's memory (an in-memory store, gone when it stops)"
+        return f"the snapshot store {self.path}"
+
     def paths(self) -> list[str]:
         """Tracked paths, most recently used first."""
         rows = self._read("SELECT path FROM paths ORDER BY used_seq DESC", ())
