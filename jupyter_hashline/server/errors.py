@@ -102,7 +102,11 @@ def error_response(exc: BaseException | None, status: int) -> tuple[int, dict[st
         status = exc.status_code
         message = exc.log_message or exc.reason or HTTPStatus(status).phrase
         if status == 403 and not exc.log_message:
-            message = "Forbidden: send the server's token (Authorization: token ...) or a login."
+            message = (
+                "Forbidden: send this server's token (Authorization: token ...) or a login; "
+                "behind JupyterHub, a token of the server's own user (or one with access to "
+                "its servers): another user's token is refused."
+            )
         return status, {"error": _http_kind(status), "message": str(message)}
     if status < 500 and exc is None:
         return status, {"error": _http_kind(status), "message": HTTPStatus(status).phrase}

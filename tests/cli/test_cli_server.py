@@ -39,7 +39,7 @@ def test_the_cli_edits_through_a_jupyter_server(
         assert "Edit rejected" in capsys.readouterr().err
 
         assert main(["--server", url, "--token", "wrong", "read", NOTEBOOK]) == 2
-        assert "send the server's token" in capsys.readouterr().err
+        assert "send this server's token" in capsys.readouterr().err
     cells = nbformat.read(root / NOTEBOOK, as_version=4).cells
     assert cells[2].source == 'total = df["amount"].sum()\nprint("total", total)'
     assert main(["--server", f"http://127.0.0.1:{free_port()}/", "read", NOTEBOOK]) == 2

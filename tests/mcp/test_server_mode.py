@@ -39,7 +39,7 @@ async def test_an_mcp_client_edits_through_a_running_jupyter_server(
         await stranger.aclose()
         status, activity = server.client().request("GET", "/hashline/activity")
     assert (refused.is_error, refused.kind) == (True, "forbidden")
-    assert "send the server's token" in refused.text
+    assert "send this server's token" in refused.text
     assert status == 200
     assert [edit["path"] for edit in activity["edits"]] == [NOTEBOOK] * 3
     # the agent is named from the client's initialize info (the SDK client's name is "mcp")
