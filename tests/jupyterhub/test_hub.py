@@ -28,7 +28,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
@@ -316,11 +316,16 @@ def activity(user: HubUser) -> list[dict[str, object]]:
     return list(answer.json()["edits"])
 
 
+@pytest.mark.parametrize("token", ["default", "narrowed"])
 @pytest.mark.parametrize("name", USERS)
 def test_each_user_edits_their_own_notebook_through_the_proxy(
-    users: dict[str, HubUser], name: str
+    hub: Hub, users: dict[str, HubUser], name: str, token: str
 ) -> None:
+    """With the user's default token, and with one narrowed to their servers, as the
+    deployment page advises for agents."""
     user, neighbour = users[name], other(users, name)
+    if token == "narrowed":
+        user = replace(user, token=user_token(hub, name, [f"access:servers!user={name}"]))
     path = write_analysis(user)
     theirs = write_analysis(neighbour)
     untouched = theirs.read_bytes()
