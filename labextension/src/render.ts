@@ -112,6 +112,43 @@ export function renderEmpty(title: string, hint: string): HTMLElement {
   return box;
 }
 
+/** A ▸ / ▾ button that shows or hides what it heads (`title`: what a click does). */
+export function foldToggle(
+  className: string,
+  expanded: boolean,
+  title: string,
+  onClick: () => void
+): HTMLButtonElement {
+  const toggle = el(
+    'button',
+    `jp-hashline-toggle ${className}`,
+    expanded ? '▾' : '▸'
+  );
+  toggle.setAttribute('aria-expanded', String(expanded));
+  toggle.title = title;
+  toggle.addEventListener('click', onClick);
+  return toggle;
+}
+
+/** Why the server refused a person's request: `lead` in bold, then its reason. */
+export function renderRefusal(
+  className: string,
+  lead: string,
+  reason: string
+): HTMLElement {
+  const box = el('div', className);
+  box.setAttribute('role', 'alert');
+  box.append(el('strong', undefined, lead), el('span', undefined, reason));
+  return box;
+}
+
+/** The head of one file's group in a list: its path, then what is said of it. */
+export function pathHead(path: string, ...details: HTMLElement[]): HTMLElement {
+  const head = el('div', 'jp-hashline-tracked-head');
+  head.append(el('span', 'jp-hashline-path', path), ...details);
+  return head;
+}
+
 /** A failed refresh: what failed and what to check. */
 export function renderError(what: string, message: string): HTMLElement {
   const box = el('div', 'jp-hashline-error');
@@ -205,14 +242,12 @@ function editHead(
     );
     return head;
   }
-  const toggle = el(
-    'button',
-    'jp-hashline-toggle jp-hashline-edit-toggle',
-    expanded ? '▾' : '▸'
+  const toggle = foldToggle(
+    'jp-hashline-edit-toggle',
+    expanded,
+    expanded ? 'Hide the diff' : 'Show the diff',
+    () => handlers.toggle(edit)
   );
-  toggle.setAttribute('aria-expanded', String(expanded));
-  toggle.title = expanded ? 'Hide the diff' : 'Show the diff';
-  toggle.addEventListener('click', () => handlers.toggle(edit));
   head.append(toggle, open);
   return head;
 }
@@ -302,13 +337,7 @@ function undoRow(
   }
   const why = undo.refused.get(edit.id);
   if (why !== undefined) {
-    const box = el('div', 'jp-hashline-undo-error');
-    box.setAttribute('role', 'alert');
-    box.append(
-      el('strong', undefined, 'Undo refused. '),
-      el('span', undefined, why)
-    );
-    row.append(box);
+    row.append(renderRefusal('jp-hashline-undo-error', 'Undo refused. ', why));
   }
   return row;
 }
@@ -550,14 +579,12 @@ function sessionHead(
   handlers: SessionHandlers
 ): HTMLElement {
   const head = el('div', 'jp-hashline-session-head');
-  const toggle = el(
-    'button',
-    'jp-hashline-toggle jp-hashline-session-toggle',
-    expanded ? '▾' : '▸'
+  const toggle = foldToggle(
+    'jp-hashline-session-toggle',
+    expanded,
+    expanded ? 'Hide details' : 'Show zones, audit and cache',
+    () => handlers.toggle(summary)
   );
-  toggle.setAttribute('aria-expanded', String(expanded));
-  toggle.title = expanded ? 'Hide details' : 'Show zones, audit and cache';
-  toggle.addEventListener('click', () => handlers.toggle(summary));
   const name = el('span', 'jp-hashline-session-name', sessionName(summary));
   name.title = `session ${summary.id}`;
   const state = el(
@@ -695,9 +722,8 @@ export function renderSnapshots(
   for (const tracked of paths) {
     const li = el('li', 'jp-hashline-tracked');
     li.dataset.path = tracked.path;
-    const head = el('div', 'jp-hashline-tracked-head');
-    head.append(
-      el('span', 'jp-hashline-path', tracked.path),
+    const head = pathHead(
+      tracked.path,
       el(
         'code',
         'jp-hashline-tag',

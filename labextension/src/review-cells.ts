@@ -22,6 +22,7 @@ import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 
 import type { BusEvent, BusEvents } from './events';
 import { PROPOSAL_EVENT_ID } from './event-types';
+import { KeyedRequests, Refresher } from './in-flight';
 import type {
   ProposalDecisionRequest,
   ProposalDecisionResponse,
@@ -107,21 +108,9 @@ export class CellReviews {
   /** Fetch the proposals of every open notebook and repaint. Calls made while one is in flight
    *  are coalesced into a single follow-up. */
   async refresh(): Promise<void> {
-    if (this._inFlight) {
-      this._again = true;
-      return;
+    if (await this._refresher.run()) {
+      this._pollWhilePending();
     }
-    this._inFlight = true;
-    try {
-      do {
-        this._again = false;
-        await this._fetchAll();
-        this._paintAll();
-      } while (this._again);
-    } finally {
-      this._inFlight = false;
-    }
-    this._pollWhilePending();
   }
 
   private async _fetchAll(): Promise<void> {
@@ -176,9 +165,9 @@ export class CellReviews {
   private _paintAll(): void {
     const shown = new Set<string>();
     this._options.tracker.forEach(panel => this._paint(panel, shown));
-    for (const key of [...this._errors.keys()]) {
+    for (const key of [...this._decisions.refused.keys()]) {
       if (!shown.has(key)) {
-        this._errors.delete(key);
+        this._decisions.refused.delete(key);
       }
     }
   }
@@ -267,8 +256,8 @@ export class CellReviews {
 
   private _state(key: string): DecisionState {
     return {
-      busy: this._busy.has(key),
-      error: this._errors.get(key) ?? null
+      busy: this._decisions.pending.has(key),
+      error: this._decisions.refused.get(key) ?? null
     };
   }
 
@@ -311,39 +300,37 @@ export class CellReviews {
 
   private async _decide(review: CellReview, accept: boolean): Promise<void> {
     const key = reviewKey(review);
-    if (this._busy.has(key)) {
+    if (this._decisions.pending.has(key)) {
       return;
     }
     const request = { cells: decisionCells(review.proposal, review.cell.cell) };
-    this._busy.add(key);
-    this._errors.delete(key);
-    this._paintAll();
-    try {
-      const reply = await this._options.client.decide(
-        review.proposal.id,
-        accept,
-        request
-      );
-      for (const [path, list] of this._proposals) {
-        this._proposals.set(path, withReplies(list, [reply.proposal]));
-      }
-    } catch (err) {
-      this._errors.set(key, err instanceof Error ? err.message : String(err));
-    } finally {
-      this._busy.delete(key);
-    }
-    this._paintAll();
+    await this._decisions.run(
+      key,
+      async () => {
+        const reply = await this._options.client.decide(
+          review.proposal.id,
+          accept,
+          request
+        );
+        for (const [path, list] of this._proposals) {
+          this._proposals.set(path, withReplies(list, [reply.proposal]));
+        }
+      },
+      () => this._paintAll()
+    );
     this._options.decided?.();
     await this.refresh();
   }
 
   private _diffView: DiffView;
-  private _inFlight = false;
-  private _again = false;
+  private readonly _refresher = new Refresher(async () => {
+    await this._fetchAll();
+    this._paintAll();
+  });
   private _poll: number | undefined = undefined;
   private readonly _proposals = new Map<string, readonly Proposal[]>();
-  private readonly _busy = new Set<string>();
-  private readonly _errors = new Map<string, string>();
+  /** Decisions by review key (one cell of one proposal). */
+  private readonly _decisions = new KeyedRequests<string>();
   private readonly _seen = new WeakSet<Cell>();
   private readonly _now: () => number;
 }

@@ -15,7 +15,16 @@
  *   test; keep them stable.
  */
 
-import { el, renderDiffRows, renderEmpty, section, timeLabel } from './render';
+import {
+  el,
+  foldToggle,
+  pathHead,
+  renderDiffRows,
+  renderEmpty,
+  renderRefusal,
+  section,
+  timeLabel
+} from './render';
 import type { ReviewModeResponse } from './rest-types';
 import {
   type CellReview,
@@ -78,14 +87,9 @@ function button(
   return node;
 }
 
-function refusal(message: string, what: string): HTMLElement {
-  const box = el('div', 'jp-hashline-proposed-error');
-  box.setAttribute('role', 'alert');
-  box.append(
-    el('strong', undefined, `${what} `),
-    el('span', undefined, message)
-  );
-  return box;
+/** Why the server did not apply a decision. */
+function refusal(reason: string): HTMLElement {
+  return renderRefusal('jp-hashline-proposed-error', 'Not applied. ', reason);
 }
 
 /** One pending cell of a proposal: what it does, its diff, Accept / Reject, a refusal. */
@@ -134,7 +138,7 @@ export function renderProposedCell(
   diff.classList.add('jp-hashline-proposed-diff');
   box.append(diff);
   if (state.error !== null) {
-    box.append(refusal(state.error, 'Not applied.'));
+    box.append(refusal(state.error));
   }
   return box;
 }
@@ -235,14 +239,12 @@ function proposalItem(
   item.dataset.proposalId = String(proposal.id);
   item.classList.toggle('jp-mod-expanded', expanded);
   const head = el('div', 'jp-hashline-proposal-head');
-  const toggle = el(
-    'button',
-    'jp-hashline-toggle jp-hashline-proposal-toggle',
-    expanded ? '▾' : '▸'
+  const toggle = foldToggle(
+    'jp-hashline-proposal-toggle',
+    expanded,
+    expanded ? 'Hide the cells' : 'Show each cell’s diff',
+    () => handlers.toggle(proposal)
   );
-  toggle.setAttribute('aria-expanded', String(expanded));
-  toggle.title = expanded ? 'Hide the cells' : 'Show each cell’s diff';
-  toggle.addEventListener('click', () => handlers.toggle(proposal));
   const who = el('button', 'jp-hashline-proposal-agent', proposal.agent);
   who.title = `Open ${proposal.path} at the proposal`;
   who.addEventListener('click', () => handlers.open(proposal));
@@ -300,7 +302,7 @@ function groupActions(
   );
   const why = state.errors.get(path);
   if (why !== undefined) {
-    row.append(refusal(why, 'Not applied.'));
+    row.append(refusal(why));
   }
   return row;
 }
@@ -332,9 +334,8 @@ export function renderReview(
   for (const group of groups) {
     const li = el('li', 'jp-hashline-proposal-group');
     li.dataset.path = group.path;
-    const head = el('div', 'jp-hashline-tracked-head');
-    head.append(
-      el('span', 'jp-hashline-path', group.path),
+    const head = pathHead(
+      group.path,
       el('span', 'jp-hashline-hint', plural(group.proposals.length, 'proposal'))
     );
     const list = el('ul', 'jp-hashline-proposals');

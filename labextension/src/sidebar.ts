@@ -31,6 +31,7 @@ import {
   tabsChangedBy
 } from './events';
 import { PROPOSAL_EVENT_ID } from './event-types';
+import { KeyedRequests, Refresher, errorMessage } from './in-flight';
 import type { ActivityEdit, SessionDetailView } from './model';
 import { sessionDetail, undoneBy } from './model';
 import {
@@ -195,19 +196,7 @@ export class HashlineSidebar extends Widget {
     if (this.isDisposed) {
       return;
     }
-    if (this._inFlight) {
-      this._again = true;
-      return;
-    }
-    this._inFlight = true;
-    try {
-      do {
-        this._again = false;
-        await this._refreshOnce();
-      } while (this._again && !this.isDisposed);
-    } finally {
-      this._inFlight = false;
-    }
+    await this._refresher.run();
   }
 
   dispose(): void {
@@ -265,7 +254,7 @@ export class HashlineSidebar extends Widget {
       this._errors.delete(tab);
       this._status.textContent = `Updated ${new Date(this._now()).toLocaleTimeString()}`;
     } catch (err) {
-      this._errors.set(tab, err instanceof Error ? err.message : String(err));
+      this._errors.set(tab, errorMessage(err));
       this._status.textContent = 'Refresh failed; retrying';
     }
     this._render();
@@ -382,7 +371,7 @@ export class HashlineSidebar extends Widget {
       return;
     }
     refreshTimes(this._body, this._now());
-    if (!this._inFlight) {
+    if (!this._refresher.running) {
       void this.refresh();
     }
   }
@@ -397,14 +386,14 @@ export class HashlineSidebar extends Widget {
       [...this._expandedEdits],
       [...this._expandedSessions],
       tab === 'sessions' ? [...this._details] : null,
-      [...this._refused],
-      [...this._pending],
+      [...this._undos.refused],
+      [...this._undos.pending],
       this._showClosed,
       tab === 'review'
         ? [
             [...this._expandedProposals],
-            [...this._reviewBusy],
-            [...this._reviewErrors],
+            [...this._decisions.pending],
+            [...this._decisions.refused],
             this._modeBusy
           ]
         : null
@@ -435,8 +424,8 @@ export class HashlineSidebar extends Widget {
             this._activityHandlers,
             {
               undoneBy: undoneBy(data.edits),
-              refused: this._refused,
-              pending: this._pending
+              refused: this._undos.refused,
+              pending: this._undos.pending
             }
           )
         : loading;
@@ -450,8 +439,8 @@ export class HashlineSidebar extends Widget {
               mode: data.mode,
               modeBusy: this._modeBusy,
               expanded: this._expandedProposals,
-              busy: this._reviewBusy,
-              errors: this._reviewErrors,
+              busy: this._decisions.pending,
+              errors: this._decisions.refused,
               notes: this._notes
             },
             now,
@@ -513,28 +502,23 @@ export class HashlineSidebar extends Widget {
     request: RevertRequest
   ): Promise<void> {
     const revert = this._source.revert?.bind(this._source);
-    if (revert === undefined || this._pending.has(edit.id)) {
+    if (revert === undefined || this._undos.pending.has(edit.id)) {
       return;
     }
-    this._pending.add(edit.id);
-    this._refused.delete(edit.id);
-    this._render();
-    try {
-      const reply = await revert(request);
-      const done = reply.reverted.length;
-      this._status.textContent = done
-        ? `Undid ${done === 1 ? 'edit' : 'edits'} #${reply.reverted.join(', #')}`
-        : 'Nothing to undo';
-    } catch (err) {
-      this._refused.set(
-        edit.id,
-        err instanceof Error ? err.message : String(err)
-      );
+    const undone = await this._undos.run(
+      edit.id,
+      async () => {
+        const reply = await revert(request);
+        const done = reply.reverted.length;
+        this._status.textContent = done
+          ? `Undid ${done === 1 ? 'edit' : 'edits'} #${reply.reverted.join(', #')}`
+          : 'Nothing to undo';
+      },
+      () => this._render()
+    );
+    if (!undone) {
       this._status.textContent = `Undo of #${edit.id} refused`;
-    } finally {
-      this._pending.delete(edit.id);
     }
-    this._render();
     await this.refresh();
   }
 
@@ -561,7 +545,7 @@ export class HashlineSidebar extends Widget {
   private async _decide(review: CellReview, accept: boolean): Promise<void> {
     const decide = this._source.decide?.bind(this._source);
     const key = reviewKey(review);
-    if (decide === undefined || this._reviewBusy.has(key)) {
+    if (decide === undefined || this._decisions.pending.has(key)) {
       return;
     }
     const request: ProposalDecisionRequest = {
@@ -580,7 +564,7 @@ export class HashlineSidebar extends Widget {
 
   private async _decideAll(path: string, accept: boolean): Promise<void> {
     const decideAll = this._source.decideAll?.bind(this._source);
-    if (decideAll === undefined || this._reviewBusy.has(path)) {
+    if (decideAll === undefined || this._decisions.pending.has(path)) {
       return;
     }
     const request: ProposalsDecisionRequest = { path };
@@ -600,21 +584,9 @@ export class HashlineSidebar extends Widget {
     key: string,
     request: () => Promise<void>
   ): Promise<void> {
-    this._reviewBusy.add(key);
-    this._reviewErrors.delete(key);
-    this._render();
-    try {
-      await request();
-    } catch (err) {
-      this._reviewErrors.set(
-        key,
-        err instanceof Error ? err.message : String(err)
-      );
+    if (!(await this._decisions.run(key, request, () => this._render()))) {
       this._status.textContent = 'Not applied: see why in the Review tab';
-    } finally {
-      this._reviewBusy.delete(key);
     }
-    this._render();
     this._reviewed();
     await this.refresh();
   }
@@ -631,7 +603,7 @@ export class HashlineSidebar extends Widget {
       data.mode = await setMode({ mode: on ? 'on' : 'off' });
       this._status.textContent = `Review of agent edits is ${data.mode.mode}`;
     } catch (err) {
-      this._status.textContent = `Review mode unchanged: ${err instanceof Error ? err.message : String(err)}`;
+      this._status.textContent = `Review mode unchanged: ${errorMessage(err)}`;
     } finally {
       this._modeBusy = false;
     }
@@ -656,8 +628,10 @@ export class HashlineSidebar extends Widget {
 
   private _tab: Tab = 'activity';
   private _signature = '';
-  private _inFlight = false;
-  private _again = false;
+  private readonly _refresher = new Refresher(
+    () => this._refreshOnce(),
+    () => this.isDisposed
+  );
   private _poll: ReturnType<typeof setInterval> | null = null;
   private _clock: ReturnType<typeof setInterval> | null = null;
   private _pollIntervalMs = DEFAULT_POLL_INTERVAL_MS;
@@ -681,12 +655,12 @@ export class HashlineSidebar extends Widget {
   private readonly _expandedEdits = new Set<number>();
   private readonly _expandedSessions = new Set<string>();
   private readonly _details = new Map<string, SessionDetailView>();
-  private readonly _refused = new Map<number, string>();
-  private readonly _pending = new Set<number>();
+  /** Undos by record id. */
+  private readonly _undos = new KeyedRequests<number>();
   private _showClosed = false;
   private readonly _expandedProposals = new Set<number>();
-  private readonly _reviewBusy = new Set<string>();
-  private readonly _reviewErrors = new Map<string, string>();
+  /** Decisions by file path (all of a file) and review key (one cell). */
+  private readonly _decisions = new KeyedRequests<string>();
   private readonly _notes = new Map<string, string>();
   private _modeBusy = false;
 }
