@@ -135,12 +135,14 @@ docs: $(VENV)/.installed
 	$(BIN)/python scripts/check_docs_links.py docs/_build/html
 
 # The screenshots the docs show are committed files, taken from a real browser: the zones
-# panel of examples/panel_demo.ipynb and JupyterLab with the first example run and the sidebar
-# open. Not part of `make docs` (they need Chromium and a kernel); rerun after a UI change.
+# panel of examples/panel_demo.ipynb, JupyterLab with the first example run and the sidebar
+# open, and the undo and review stories (undo_*.png, review*.png). Not part of `make docs`
+# (they need Chromium and a kernel); rerun after a UI change.
 screenshots: dev browser
 	$(BIN)/python scripts/screenshot_panel.py --out docs/_static/images/panel.png
 	$(BIN)/python scripts/screenshot_lab.py --out docs/_static/images/sidebar.png
 	$(BIN)/python scripts/screenshot_undo.py --out-dir docs/_static/images
+	$(BIN)/python scripts/screenshot_review.py --out-dir docs/_static/images
 
 # The sdist and the wheel, both built from the checkout with the prebuilt sidebar (so neither
 # needs Node to install), then checked by twine. DIST=dir puts them elsewhere.

@@ -1,11 +1,12 @@
 """Running JupyterLab and headless Chromium for browser tests and screenshots.
 
-One place for what every browser check needs: Chromium's flags for this offline machine, a
-JupyterLab process on loopback with its config, data, runtime, settings and workspaces in a
-temporary home (so nothing of the user's or the repository's changes), the built sidebar on
-`JUPYTER_PATH`, the "news" notice off, and a clean stop. Used by tests (`from scripts.labrun
-import ...`, the repository root being on `sys.path` under `python -m pytest`) and by the
-screenshot scripts.
+One place for what every browser check needs: Chromium's flags for this offline machine and a
+page of it that is closed however the block ends (`chromium_page`), a JupyterLab process on
+loopback with its config, data, runtime, settings and workspaces in a temporary home (so
+nothing of the user's or the repository's changes), the built sidebar on `JUPYTER_PATH`, the
+"news" notice off (for a server started elsewhere too: `quiet_lab_settings`), and a clean stop.
+Used by tests (`from scripts.labrun import ...`, the repository root being on `sys.path` under
+`python -m pytest`) and by the screenshot scripts.
 """
 
 from __future__ import annotations
@@ -18,7 +19,13 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page, ViewportSize
 
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
@@ -27,6 +34,41 @@ CHROMIUM_ARGS = [
 ]  # fmt: skip
 """Flags for Debian's Chromium here: root (no sandbox), no GPU, and no background traffic
 (this machine's network is closed, so those connections would only fail)."""
+
+NEWS_OFF = '{"fetchNews": "false", "checkForUpdates": false}'
+"""JupyterLab's notification settings with the news notice and the update check off."""
+
+
+@contextmanager
+def chromium_page(
+    chromium: str, *, viewport: ViewportSize | None = None, timeout_ms: float | None = None
+) -> Iterator[Page]:
+    """A page of a fresh headless Chromium (the executable at `chromium`), its waits bounded by
+    `timeout_ms` when given; the browser is closed when the block ends, however it ends."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport=viewport)
+            if timeout_ms is not None:
+                page.set_default_timeout(timeout_ms)
+            yield page
+        finally:
+            browser.close()
+
+
+def quiet_lab_settings(base: Path) -> dict[str, str]:
+    """User settings under `base/lab-settings` with the news notice off; the environment that
+    points a JupyterLab server at them, and its workspaces at `base/workspaces`."""
+    settings = base / "lab-settings"
+    notification = settings / "@jupyterlab" / "apputils-extension"
+    notification.mkdir(parents=True)
+    (notification / "notification.jupyterlab-settings").write_text(NEWS_OFF)
+    return {
+        "JUPYTERLAB_SETTINGS_DIR": str(settings),
+        "JUPYTERLAB_WORKSPACES_DIR": str(base / "workspaces"),
+    }
 
 
 def free_port() -> int:

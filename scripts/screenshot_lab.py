@@ -28,48 +28,43 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Page
+    from playwright.sync_api import Page, ViewportSize
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from scripts.labrun import CHROMIUM_ARGS, LabFailed, start_lab, stop  # noqa: E402
+from scripts.labrun import LabFailed, chromium_page, start_lab, stop  # noqa: E402
 
 LABEXTENSION = REPO / "jupyter_hashline" / "labextension"
 EXAMPLE = "agent_edits_notebook.ipynb"
 SIDEBAR_ID = "jupyter-hashline-sidebar"
 TOKEN = "hashline-screenshot"
+VIEWPORT: ViewportSize = {"width": 1600, "height": 1000}
 DOCS_CLIP = {"x": 0, "y": 0, "width": 714, "height": 540}
 """The part saved: the sidebar and the start of the notebook beside it, at the width the docs
 show images (714 px, the PyData theme's article column), so it is shown at its own size."""
 
 
 def shoot(url: str, chromium: str, out: Path) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1600, "height": 1000})
-            page.set_default_timeout(60_000)
-            page.goto(f"{url}lab/tree/{EXAMPLE}?token={TOKEN}")
-            notebook = page.locator(".jp-NotebookPanel")
-            idle = page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")
-            expect(idle.first).to_be_visible()
-            run_all(page)
-            wait_for_session(url, edits=2, runs=1)
-            page.locator(f'.jp-SideBar .lm-TabBar-tab[data-id="{SIDEBAR_ID}"]').click()
-            sidebar = page.locator(f"#{SIDEBAR_ID}")
-            expect(sidebar).to_be_visible()
-            # the example's session edits and runs through this server: its Activity tab
-            sidebar.get_by_text("Activity", exact=True).click()
-            panel = notebook.locator(".hashline-zones-panel").first
-            expect(panel).to_be_visible()
-            panel.evaluate("el => el.closest('.jp-Cell').scrollIntoView({block: 'start'})")
-            page.wait_for_timeout(1500)  # the sidebar has fetched the activity
-            out.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(out), clip=DOCS_CLIP)
-        finally:
-            browser.close()
+    with chromium_page(chromium, viewport=VIEWPORT, timeout_ms=60_000) as page:
+        page.goto(f"{url}lab/tree/{EXAMPLE}?token={TOKEN}")
+        notebook = page.locator(".jp-NotebookPanel")
+        idle = page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")
+        expect(idle.first).to_be_visible()
+        run_all(page)
+        wait_for_session(url, edits=2, runs=1)
+        page.locator(f'.jp-SideBar .lm-TabBar-tab[data-id="{SIDEBAR_ID}"]').click()
+        sidebar = page.locator(f"#{SIDEBAR_ID}")
+        expect(sidebar).to_be_visible()
+        # the example's session edits and runs through this server: its Activity tab
+        sidebar.get_by_text("Activity", exact=True).click()
+        panel = notebook.locator(".hashline-zones-panel").first
+        expect(panel).to_be_visible()
+        panel.evaluate("el => el.closest('.jp-Cell').scrollIntoView({block: 'start'})")
+        page.wait_for_timeout(1500)  # the sidebar has fetched the activity
+        out.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(out), clip=DOCS_CLIP)
 
 
 def wait_for_session(url: str, edits: int, runs: int, timeout_s: float = 90) -> None:

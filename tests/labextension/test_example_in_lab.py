@@ -19,13 +19,14 @@ from typing import Any
 
 import pytest
 
-from scripts.labrun import CHROMIUM_ARGS, start_lab, stop
+from scripts.labrun import chromium_page, start_lab, stop
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "artifacts"
 TOKEN = "hashline-example-test"
 SIDEBAR_ID = "jupyter-hashline-sidebar"
 EDITED = "scratch/sales_agent.ipynb"
+VIEWPORT = {"width": 1400, "height": 900}
 
 
 @pytest.fixture
@@ -52,15 +53,12 @@ def api(url: str, route: str) -> Any:
 def test_the_example_run_in_lab_fills_activity_and_snapshots(
     lab: tuple[str, Path], chromium_path: str
 ) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     url, root = lab
     ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+    with chromium_page(chromium_path, viewport=VIEWPORT, timeout_ms=30_000) as page:
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 900})
-            page.set_default_timeout(30_000)
             page.goto(f"{url}lab/tree/agent_edits_notebook.ipynb?token={TOKEN}")
             expect.set_options(timeout=30_000)
             expect(page.locator(".jp-Notebook .jp-Cell").first).to_be_visible(timeout=90_000)
@@ -94,8 +92,6 @@ def test_the_example_run_in_lab_fills_activity_and_snapshots(
         except Exception:
             page.screenshot(path=str(ARTIFACTS / "example-lab-failed.png"))
             raise
-        finally:
-            browser.close()
     activity = api(url, "activity")["edits"]
     sessions = api(url, "sessions")["sessions"]
     assert len(sessions) == 1 and {edit["who"] for edit in activity} == {sessions[0]["label"]}

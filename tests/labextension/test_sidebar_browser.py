@@ -15,11 +15,7 @@ server's event stream alone.
 from __future__ import annotations
 
 import json
-import os
 import re
-import socket
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -31,13 +27,14 @@ from typing import Any
 import nbformat
 import pytest
 
-from scripts.labrun import CHROMIUM_ARGS, start_lab, stop
+from scripts.labrun import chromium_page, start_lab, stop
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "artifacts"
 TOKEN = "hashline-sidebar-test"
 CELLS = 30
 SIDEBAR_ID = "jupyter-hashline-sidebar"
+VIEWPORT = {"width": 1400, "height": 900}
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,54 +132,46 @@ def make_two_edits(lab: Lab) -> None:
 
 
 def test_sidebar_shows_edits_diff_and_opens_the_cell(lab: Lab, chromium_path: str) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     make_two_edits(lab)
     ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 900})
-            page.set_default_timeout(20_000)
-            page.goto(f"{lab.url}lab?token={TOKEN}")
+    with chromium_page(chromium_path, viewport=VIEWPORT, timeout_ms=20_000) as page:
+        page.goto(f"{lab.url}lab?token={TOKEN}")
 
-            tab = page.locator(f'.jp-SideBar .lm-TabBar-tab[data-id="{SIDEBAR_ID}"]')
-            tab.click()
-            sidebar = page.locator(f"#{SIDEBAR_ID}")
-            expect(sidebar).to_be_visible()
+        tab = page.locator(f'.jp-SideBar .lm-TabBar-tab[data-id="{SIDEBAR_ID}"]')
+        tab.click()
+        sidebar = page.locator(f"#{SIDEBAR_ID}")
+        expect(sidebar).to_be_visible()
 
-            edits = sidebar.locator(".jp-hashline-edit")
-            expect(edits).to_have_count(2)
-            expect(edits.locator(".jp-hashline-edit-open")).to_have_text(
-                ["analysis.ipynb", "analysis.ipynb"]
-            )
-            expect(edits.locator(".jp-hashline-cells")).to_have_text(["cell c03", "cell c25"])
+        edits = sidebar.locator(".jp-hashline-edit")
+        expect(edits).to_have_count(2)
+        expect(edits.locator(".jp-hashline-edit-open")).to_have_text(
+            ["analysis.ipynb", "analysis.ipynb"]
+        )
+        expect(edits.locator(".jp-hashline-cells")).to_have_text(["cell c03", "cell c25"])
 
-            c25 = edits.nth(1)
-            c25.locator(".jp-hashline-edit-toggle").click()
-            diff_text = ".jp-hashline-diff-{} .jp-hashline-diff-text"
-            expect(c25.locator(diff_text.format("del"))).to_have_text(["-value_25 = 25"])
-            expect(c25.locator(diff_text.format("add"))).to_have_text(["+value_25 = 2500  # agent"])
-            expect(edits.nth(0).locator(".jp-hashline-diff")).to_have_count(0)
+        c25 = edits.nth(1)
+        c25.locator(".jp-hashline-edit-toggle").click()
+        diff_text = ".jp-hashline-diff-{} .jp-hashline-diff-text"
+        expect(c25.locator(diff_text.format("del"))).to_have_text(["-value_25 = 25"])
+        expect(c25.locator(diff_text.format("add"))).to_have_text(["+value_25 = 2500  # agent"])
+        expect(edits.nth(0).locator(".jp-hashline-diff")).to_have_count(0)
 
-            c25.locator(".jp-hashline-edit-open").click()
-            active = page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell.jp-mod-active")
-            expect(active).to_have_count(1)
-            expect(active.locator(".jp-InputArea-editor")).to_contain_text(
-                "value_25 = 2500  # agent"
-            )
-            expect(active).to_be_in_viewport()
-            expect(
-                page.locator(".jp-Notebook .jp-Cell", has_text="value_00 = 0")
-            ).not_to_be_in_viewport()
-            page.screenshot(path=str(ARTIFACTS / "sidebar.png"))
+        c25.locator(".jp-hashline-edit-open").click()
+        active = page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell.jp-mod-active")
+        expect(active).to_have_count(1)
+        expect(active.locator(".jp-InputArea-editor")).to_contain_text("value_25 = 2500  # agent")
+        expect(active).to_be_in_viewport()
+        expect(
+            page.locator(".jp-Notebook .jp-Cell", has_text="value_00 = 0")
+        ).not_to_be_in_viewport()
+        page.screenshot(path=str(ARTIFACTS / "sidebar.png"))
 
-            wait_for_saved_layout(lab)
-            page.reload()
-            expect(page.locator(f"#{SIDEBAR_ID}")).to_be_visible()
-            expect(page.locator(f"#{SIDEBAR_ID} .jp-hashline-edit")).to_have_count(2)
-        finally:
-            browser.close()
+        wait_for_saved_layout(lab)
+        page.reload()
+        expect(page.locator(f"#{SIDEBAR_ID}")).to_be_visible()
+        expect(page.locator(f"#{SIDEBAR_ID} .jp-hashline-edit")).to_have_count(2)
 
 
 def wait_for_saved_layout(lab: Lab) -> None:
@@ -222,60 +211,54 @@ def wait_until(page: Any, check: Any, timeout_s: float, what: str) -> None:
 def test_with_the_poll_off_edits_and_sessions_arrive_by_server_events(
     lab_without_poll: Lab, chromium_path: str
 ) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     lab = lab_without_poll
     traffic = Traffic(fetches=[], frames=[])
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 900})
-            page.set_default_timeout(20_000)
-            page.on("request", lambda r: traffic.fetches.append((time.monotonic(), r.url)))
-            with page.expect_websocket(lambda ws: "api/events/subscribe" in ws.url) as opened:
-                page.goto(f"{lab.url}lab?token={TOKEN}")
-            opened.value.on(
-                "framereceived",
-                lambda payload: traffic.frames.append((time.monotonic(), str(payload))),
-            )
-            page.locator(f'.jp-SideBar .lm-TabBar-tab[data-id="{SIDEBAR_ID}"]').click()
-            sidebar = page.locator(f"#{SIDEBAR_ID}")
-            expect(sidebar).to_have_attribute("data-poll-interval-ms", "0")
-            expect(sidebar.locator(".jp-hashline-empty-title")).to_have_text("No edits yet")
+    with chromium_page(chromium_path, viewport=VIEWPORT, timeout_ms=20_000) as page:
+        page.on("request", lambda r: traffic.fetches.append((time.monotonic(), r.url)))
+        with page.expect_websocket(lambda ws: "api/events/subscribe" in ws.url) as opened:
+            page.goto(f"{lab.url}lab?token={TOKEN}")
+        opened.value.on(
+            "framereceived",
+            lambda payload: traffic.frames.append((time.monotonic(), str(payload))),
+        )
+        page.locator(f'.jp-SideBar .lm-TabBar-tab[data-id="{SIDEBAR_ID}"]').click()
+        sidebar = page.locator(f"#{SIDEBAR_ID}")
+        expect(sidebar).to_have_attribute("data-poll-interval-ms", "0")
+        expect(sidebar.locator(".jp-hashline-empty-title")).to_have_text("No edits yet")
 
-            # the socket is live: a server event of another kind (a contents read) arrives,
-            # and the sidebar does not fetch for it
-            settled = time.monotonic()
-            lab.call("GET", "api/contents/analysis.ipynb?content=0")
-            wait_until(page, lambda: traffic.first_frame("contents_service"), 10, "any event")
-            page.wait_for_timeout(500)
-            assert traffic.fetched("activity", after=settled) == []
+        # the socket is live: a server event of another kind (a contents read) arrives,
+        # and the sidebar does not fetch for it
+        settled = time.monotonic()
+        lab.call("GET", "api/contents/analysis.ipynb?content=0")
+        wait_until(page, lambda: traffic.first_frame("contents_service"), 10, "any event")
+        page.wait_for_timeout(500)
+        assert traffic.fetched("activity", after=settled) == []
 
-            edit_started = time.monotonic()
-            read = lab.call("GET", "hashline/read?path=analysis.ipynb")
-            line = line_of(read["view"], "value_07 = 7")
-            replace_line(lab, read["header"], line, "value_07 = 700  # agent")
-            edits = sidebar.locator(".jp-hashline-edit")
-            expect(edits).to_have_count(1, timeout=15_000)
-            expect(edits.locator(".jp-hashline-cells")).to_have_text(["cell c07"])
-            event_at = traffic.first_frame("jupyter_hashline/activity/v1")
-            assert event_at is not None and event_at > edit_started
-            fetches = traffic.fetched("activity", after=edit_started)
-            assert fetches and min(fetches) >= event_at  # fetched because the event came
+        edit_started = time.monotonic()
+        read = lab.call("GET", "hashline/read?path=analysis.ipynb")
+        line = line_of(read["view"], "value_07 = 7")
+        replace_line(lab, read["header"], line, "value_07 = 700  # agent")
+        edits = sidebar.locator(".jp-hashline-edit")
+        expect(edits).to_have_count(1, timeout=15_000)
+        expect(edits.locator(".jp-hashline-cells")).to_have_text(["cell c07"])
+        event_at = traffic.first_frame("jupyter_hashline/activity/v1")
+        assert event_at is not None and event_at > edit_started
+        fetches = traffic.fetched("activity", after=edit_started)
+        assert fetches and min(fetches) >= event_at  # fetched because the event came
 
-            quiet_from = time.monotonic()
-            page.wait_for_timeout(3000)  # nothing polls
-            assert traffic.fetched("activity", after=quiet_from) == []
+        quiet_from = time.monotonic()
+        page.wait_for_timeout(3000)  # nothing polls
+        assert traffic.fetched("activity", after=quiet_from) == []
 
-            sidebar.locator(".jp-hashline-tab-sessions").click()
-            expect(sidebar.locator(".jp-hashline-empty-title")).to_have_text(
-                "No agent sessions registered"
-            )
-            snapshot = {"zones": {}, "cache": {}, "audit": [], "edits": []}
-            lab.call("POST", "hashline/sessions", {"label": "agent by event", "snapshot": snapshot})
-            expect(sidebar.locator(".jp-hashline-session-name")).to_have_text(
-                ["agent by event"], timeout=15_000
-            )
-            assert traffic.first_frame("jupyter_hashline/session/v1") is not None
-        finally:
-            browser.close()
+        sidebar.locator(".jp-hashline-tab-sessions").click()
+        expect(sidebar.locator(".jp-hashline-empty-title")).to_have_text(
+            "No agent sessions registered"
+        )
+        snapshot = {"zones": {}, "cache": {}, "audit": [], "edits": []}
+        lab.call("POST", "hashline/sessions", {"label": "agent by event", "snapshot": snapshot})
+        expect(sidebar.locator(".jp-hashline-session-name")).to_have_text(
+            ["agent by event"], timeout=15_000
+        )
+        assert traffic.first_frame("jupyter_hashline/session/v1") is not None
