@@ -11,7 +11,9 @@ refused, the sidebar says why, nothing changes. A badge the person dismisses sta
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
+from typing import Any
 
 import nbformat
 
@@ -27,6 +29,15 @@ from scripts.undo_story import (
 )
 
 VIEWPORT = {"width": 1400, "height": 900}
+
+
+def wait_for_room(rest: Any, page: Any, text: str) -> None:
+    """Let the page run until the server's copy of the open notebook holds `text` (a read
+    there shows the room's document, the person's unsaved typing included)."""
+    deadline = time.monotonic() + 30
+    while text not in rest.call("GET", f"hashline/read?path={NOTEBOOK}", agent="observer")["view"]:
+        assert time.monotonic() < deadline, f"{text!r} never reached the server's room"
+        page.wait_for_timeout(100)
 
 
 def test_undo_from_the_sidebar_keeps_the_persons_typing_and_refuses_a_changed_line(
@@ -74,6 +85,7 @@ def test_undo_from_the_sidebar_keeps_the_persons_typing_and_refuses_a_changed_li
         type_at_end_of_line(page, 2, 2, " # checked")  # the person edits the very line
         expect(badge).to_have_count(0)
         expect(cells.nth(2)).to_contain_text("# agent # checked")
+        wait_for_room(rest, page, "# agent # checked")  # the keystrokes reach the server
         second = sidebar.locator(".jp-hashline-edit").first
         expect(second.locator(".jp-hashline-edit-open")).to_have_text(NOTEBOOK)
         expect(second).not_to_have_class("jp-mod-revert")
