@@ -31,6 +31,7 @@ MODULES = (
     "server_path",
     "server_room",
     "hostile",
+    "server_load",
     "engine",
     "notebook",
     "zones",

@@ -60,6 +60,17 @@ def _room_row(bench: str, row: Mapping[str, Any]) -> str:
     )
 
 
+def _load_row(bench: str, row: Mapping[str, Any]) -> str:
+    ours, theirs = row["hashline"], row["jupyter"]
+    goal = "(no target)" if row["met"] is None else ("MET" if row["met"] else "MISSED")
+    return (
+        f"{bench:<12}{row['name'][:58]:<59}{ours['edits_per_s']:6.1f} edits/s, p99 "
+        f"{ours['p99_ms']:.0f} ms, stall {ours['stall_ms']:.1f} ms  {goal}  (GET+PUT: "
+        f"{theirs['edits_per_s']:.1f}/s, p99 {theirs['p99_ms']:.0f} ms, stall "
+        f"{theirs['stall_ms']:.1f} ms, last edits kept {theirs['kept']}/{row['agents']})"
+    )
+
+
 def _request_row(bench: str, row: Mapping[str, Any]) -> str:
     verdict = "MET" if row["met"] else "MISSED"
     return (
@@ -166,6 +177,14 @@ def check(files: Mapping[str, Path], baseline_path: Path = BASELINE) -> list[str
                 if row["met"] is False
             ]
             continue
+        if isinstance(payload, dict) and payload.get("table") == "load":
+            misses += [
+                f"{bench}: {row['name']}: p99 {row['hashline']['p99_ms']:.0f} ms / stall "
+                f"{row['hashline']['stall_ms']:.1f} ms over 1000 / 100 ms"
+                for row in payload["rows"]
+                if row["met"] is False
+            ]
+            continue
         if isinstance(payload, dict) and payload.get("table") == "room":
             misses += [
                 f"{bench}: {row['name']}: {row['latency_ms']:.1f} ms / stall "
@@ -223,6 +242,8 @@ def summarize(files: Mapping[str, Path], combined: Path, *, smoke: bool = False)
         raw[bench] = payload
         if isinstance(payload, dict) and payload.get("table") == "room":
             lines += [_room_row(bench, row) for row in payload["rows"]]
+        elif isinstance(payload, dict) and payload.get("table") == "load":
+            lines += [_load_row(bench, row) for row in payload["rows"]]
         elif isinstance(payload, dict) and payload.get("table") == "requests":
             lines += [_request_row(bench, row) for row in payload["rows"]]
         elif isinstance(payload, dict) and payload.get("table") == "run":

@@ -128,6 +128,37 @@ def check_hostile(payload: Any, stdout: str) -> None:
     assert stdout.count("Jupyter's contents PUT of the same size") == 3
 
 
+def check_server_load(payload: Any, stdout: str) -> None:
+    rows = payload["rows"]
+    assert [(r["agents"], r["shared"]) for r in rows] == [
+        (1, False), (4, False), (16, False), (1, True), (4, True), (16, True),
+    ]  # fmt: skip
+    for row in rows:
+        ours, theirs = row["hashline"], row["jupyter"]
+        assert ours["kept"] == row["agents"] and ours["failed"] == 0  # hashline never loses one
+        assert ours["edits_per_s"] > 0 and theirs["edits_per_s"] > 0
+        assert 0 < ours["p50_ms"] <= ours["p99_ms"] and ours["stall_ms"] > 0
+        assert isinstance(row["met"], bool) == (row["agents"] == 16)
+    assert stdout.count("  vs  GET+PUT") == 6
+
+
+def test_a_missed_load_row_is_a_miss_of_the_check(tmp_path: Path) -> None:
+    from bench.summary import check, summarize
+
+    side = {"edits_per_s": 30.0, "p50_ms": 400.0, "p99_ms": 1200.0, "stall_ms": 150.0,
+            "failed": 0, "kept": 16}  # fmt: skip
+    row = {"name": "16 agent(s), one shared notebook", "agents": 16, "shared": True,
+           "hashline": side, "jupyter": {**side, "kept": 0}, "met": False}  # fmt: skip
+    path = tmp_path / "server_load.json"
+    path.write_text(json.dumps({"table": "load", "rows": [row, {**row, "met": None}]}))
+    assert check({"server_load": path}) == [
+        "server_load: 16 agent(s), one shared notebook: p99 1200 ms / stall 150.0 ms over "
+        "1000 / 100 ms"
+    ]
+    text = "\n".join(summarize({"server_load": path}, tmp_path / "all.json"))
+    assert "MISSED  (GET+PUT: 30.0/s, p99 1200 ms, stall 150.0 ms, last edits kept 0/16)" in text
+
+
 def test_a_missed_request_row_is_a_miss_of_the_check(tmp_path: Path) -> None:
     from bench.summary import check, summarize
 
@@ -153,6 +184,7 @@ CHECKS: dict[str, Callable[[Any, str], None]] = {
     "server_path": check_server_path,
     "server_room": check_server_room,
     "hostile": check_hostile,
+    "server_load": check_server_load,
     "safety": check_safety,
 }
 

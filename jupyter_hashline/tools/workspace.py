@@ -127,6 +127,13 @@ __all__ = ["Workspace"]
 
 Work = Callable[[], Awaitable[ToolOutcome]]
 
+BUSY_CALLS = 4
+"""Calls in flight beyond which a call runs every engine step in a worker thread (offload.py's
+`heavy_call`). One call's steps on a small file cost a few ms on the event loop, less than a
+thread hop; but with 16 agents at once their steps queue on the loop, and a person's request
+waited behind all of them (worst stall 104-176 ms, bench.server_load). In threads the loop
+wins the interpreter back every switch interval."""
+
 
 class Workspace:
     """The tool calls of one process (see the module docstring)."""
@@ -176,6 +183,7 @@ class Workspace:
         self.revert_refusal = revert_refusal
         self.touched = TouchedCells()
         self.executions = Executions()
+        self._in_flight = 0  # tool calls running now (see BUSY_CALLS)
 
     # -- the tools -----------------------------------------------------------------------------
 
@@ -183,7 +191,12 @@ class Workspace:
         """Run a validated request with the method its catalog entry names."""
         spec = spec_of(request)
         method: Callable[[Any], Awaitable[ToolOutcome]] = getattr(self, spec.method)
-        return await method(request)
+        self._in_flight += 1
+        try:
+            with heavy_call(self._in_flight > BUSY_CALLS):
+                return await method(request)
+        finally:
+            self._in_flight -= 1
 
     async def read(self, request: ReadRequest) -> ToolOutcome:
         async def work() -> ToolOutcome:

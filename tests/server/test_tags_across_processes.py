@@ -94,7 +94,7 @@ def test_two_named_servers_on_one_root_refuse_each_others_tags_unless_they_share
             "POST", "/hashline/patch", {"patch": tail_edit(header, "# two")}
         )
         assert (status, refused["error"]) == (409, "unknown_tag"), refused
-        store = next((tmp_path / "two" / "data" / "jupyter_hashline").glob("snapshots-*"))
+        store = next((tmp_path / "two" / "data" / "jupyter_hashline").glob("snapshots-*.sqlite3"))
         assert f"Tags here are kept in the snapshot store {store}:" in refused["message"]
         assert "two named servers" in refused["message"]
         assert "c.HashlineExtension.store_path" in refused["message"]
