@@ -4,10 +4,9 @@ disk; a proposal over a line they changed, even unsaved, is refused with nothing
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
-
-import asyncio
 
 import nbformat
 import pytest
