@@ -67,6 +67,7 @@ CORPUS_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
 NON_CONFLICTING_APPLIED_TARGET = 0.95
 REVIEW_ACCEPT, REVIEW_REJECT = ReviewStrategy(accept=True), ReviewStrategy(accept=False)
 REVIEW_TWO_AGENTS = ReviewStrategy(accept=True, agents=2)
+REVIEW_PART = ReviewStrategy(accept=True, partial=True)
 FAILURES = (Outcome.LOST, Outcome.WRONG_CELL, Outcome.CORRUPTED, Outcome.UNEXPLAINED)
 
 
@@ -162,11 +163,14 @@ class ReviewVerdict:
     rejects: int
     rejects_kept: int  # the person's file left byte for byte
     two_agents: HashlineVerdict  # two agents' concurrent proposals: one accepted, one rejected
+    part: HashlineVerdict  # all cells of a proposal accepted but a decoy, which is rejected
+    part_decoys: int  # the part rows that had a decoy cell
 
     @property
     def met(self) -> bool:
         rejects_met = self.rejects > 0 and self.rejects_kept == self.rejects
-        return self.accept.met and rejects_met and self.two_agents.met
+        parts_met = self.part.met and self.part_decoys > 0
+        return self.accept.met and rejects_met and self.two_agents.met and parts_met
 
 
 def review_verdict(results: Iterable[Result]) -> ReviewVerdict:
@@ -177,6 +181,10 @@ def review_verdict(results: Iterable[Result]) -> ReviewVerdict:
         rejects=len(rejects),
         rejects_kept=sum(r.outcome == Outcome.REJECTED.value for r in rejects),
         two_agents=hashline_verdict(results, REVIEW_TWO_AGENTS.name),
+        part=hashline_verdict(results, REVIEW_PART.name),
+        part_decoys=sum(
+            r.message.startswith("decoy ") for r in results if r.strategy == REVIEW_PART.name
+        ),
     )
 
 
@@ -188,6 +196,9 @@ def review_lines(verdict: ReviewVerdict) -> list[str]:
         "== review (the agent's edit proposed; the person saves, then accepts or rejects it)",
         *(line.replace("  hashline ", "  accept: ", 1) for line in _verdict_lines(verdict.accept)),
         f"  reject: person's file left byte for byte {kept:>12.1%}   target 100%    {mark}",
+        f"  part of a proposal accepted, a decoy cell in it rejected ({verdict.part_decoys} "
+        "with a decoy):",
+        *(line.replace("  hashline ", "  part: ", 1) for line in _verdict_lines(verdict.part)),
         "  two agents propose the same edit at once; one accepted, then the other rejected:",
         *(
             line.replace("  hashline ", "  two agents: ", 1)
@@ -377,7 +388,7 @@ def main() -> None:
     scenarios, where = build_scenarios(args.smoke)
     peer = choose_peer(args.peer, args.smoke)
     strategies: list[Strategy] = [
-        HashlineStrategy(), REVIEW_ACCEPT, REVIEW_REJECT, REVIEW_TWO_AGENTS,
+        HashlineStrategy(), REVIEW_ACCEPT, REVIEW_REJECT, REVIEW_PART, REVIEW_TWO_AGENTS,
         IndexTools(peer, replace=False),
         IndexTools(peer, replace=True), CellIdOverwrite(), WholeNotebookWrite(),
     ]  # fmt: skip

@@ -12,6 +12,11 @@ saved over it; then the person decides.
   unexplained; >= 95% of non-conflicting scenarios applied; every overlapping one refused).
 - `hashline review, reject`: the person rejects it. The file must stay byte for byte the
   person's: every row `rejected`, nothing else.
+- `hashline review, accept part`: the agent's proposal also changes a decoy cell (one that
+  neither the scenario's edit nor the person touches, two cells or more from the edit's); the
+  person accepts every cell of it but the decoy, then rejects the decoy. The oracle judges the
+  file as for `accept`: a decoy that leaked in is a change nobody asked for. Notebooks with no
+  such cell propose the edit alone (the rows with a decoy say so first: `decoy ID rejected`).
 - `hashline review, two agents`: two agents read `N0` and propose the same edit concurrently;
   after the person's save the person accepts the second agent's proposal and then rejects the
   first's. The accept is judged by the same oracle and targets as `accept`, so the reject that
@@ -22,14 +27,15 @@ saved over it; then the person decides.
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
-from bench.safety_scenarios import Scenario
+from bench.safety_scenarios import AgentOp, CellOp, Scenario
 from bench.safety_strategies import Attempt, _check_shown, _hashline_edits, _payload
 from jupyter_hashline.hashline import InMemorySnapshotStore
 from jupyter_hashline.hashline.disk import DiskFilesystem
-from jupyter_hashline.notebook import NotebookFilesystem, parse_projection
+from jupyter_hashline.notebook import NotebookFilesystem, ProjectedCell, parse_projection
 from jupyter_hashline.tools import (
     ReviewMode,
     ReviewPolicy,
@@ -52,17 +58,19 @@ class ReviewStrategy:
 
     policy = ReviewPolicy(ReviewMode.ON)
 
-    def __init__(self, accept: bool, agents: int = 1) -> None:
-        self.accept = accept
+    def __init__(self, accept: bool, agents: int = 1, partial: bool = False) -> None:
+        self.accept, self.partial = accept, partial
         self.agents = ("agent", "agent-b")[:agents]
-        self.name = (
-            "hashline review, two agents"
-            if agents == 2
-            else f"hashline review, {'accept' if accept else 'reject'}"
-        )
+        if agents == 2:
+            self.name = "hashline review, two agents"
+        elif partial:
+            self.name = "hashline review, accept part"
+        else:
+            self.name = f"hashline review, {'accept' if accept else 'reject'}"
         self._ws: Workspace | None = None
         self._proposals: list[int] = []
         self._payload = 0
+        self._decoy: str | None = None  # the decoy cell's id, when this scenario has one
 
     async def prepare(self, path: Path, scenario: Scenario) -> None:
         fs = NotebookFilesystem(DiskFilesystem(path.parent))
@@ -81,6 +89,9 @@ class ReviewStrategy:
         cells = parse_projection(text)
         _check_shown(scenario, cells, rows)
         edits = [e for op in scenario.agent.ops for e in _hashline_edits(op, cells, rows)]
+        if self.partial:
+            self._decoy, decoy = _decoy(scenario, cells)
+            edits += decoy
         sent: dict[str, Any] = {
             "edits": {"path": path.name, "tag": read.reply["tag"], "edits": edits}
         }
@@ -94,6 +105,8 @@ class ReviewStrategy:
         if not self._proposals:  # the edit changed nothing: nothing to decide
             return Attempt(True, "no proposal (the edit changed nothing)", self._payload)
         *others, chosen = self._proposals  # the last agent's is accepted, the others rejected
+        if self._decoy is not None:
+            return await self._accept_but_decoy(chosen)
         body = decision_request({}, agent="person", accept=self.accept, proposal=chosen)
         outcome = await self._ws.decide(body)
         said = [outcome.text]
@@ -102,3 +115,51 @@ class ReviewStrategy:
             said.append((await self._ws.decide(body)).text)
         refused = outcome.is_error or not self.accept
         return Attempt(refused, "\n".join(said), self._payload)
+
+    async def _accept_but_decoy(self, number: int) -> Attempt:
+        """Accept every cell of proposal `number` but the decoy's, then reject the decoy."""
+        assert self._ws is not None
+        proposal = self._ws.desk.book.get(number)
+        assert proposal is not None
+        keys = [cell.cell for cell in proposal.pending if cell.cell != self._decoy]
+        accept = decision_request({"cells": keys}, agent="person", accept=True, proposal=number)
+        outcome = await self._ws.decide(accept)
+        if outcome.is_error:  # refused: the decoy must stay pending, and is rejected too
+            rest = decision_request({}, agent="person", accept=False, proposal=number)
+        else:
+            rest = decision_request(
+                {"cells": [self._decoy]}, agent="person", accept=False, proposal=number
+            )
+        rejected = await self._ws.decide(rest)
+        if rejected.is_error:
+            raise AssertionError(f"the decoy could not be rejected: {rejected.text}")
+        said = f"decoy {self._decoy} rejected\n{outcome.text}\n{rejected.text}"
+        return Attempt(outcome.is_error, said, self._payload)
+
+
+def _decoy(
+    scenario: Scenario, cells: tuple[ProjectedCell, ...]
+) -> tuple[str | None, list[dict[str, Any]]]:
+    """A cell neither the edit nor the person touches, two cells or more from the edit's, and
+    the edit adding a row at its end; (None, []) when the notebook has none."""
+    before = {c.get("id"): "".join(c["source"]) for c in json.loads(scenario.before)["cells"]}
+    person = {c.get("id"): "".join(c["source"]) for c in json.loads(scenario.person)["cells"]}
+    near = {
+        index + step
+        for op in scenario.agent.ops
+        for index in _cells_of(op)
+        for step in (-2, -1, 0, 1, 2)
+    }
+    for index, cell in enumerate(cells):
+        key = cell.cell_id
+        if index in near or key is None or before.get(key) != person.get(key):
+            continue
+        row = f"# decoy {scenario.agent.token}"
+        return key, [{"op": "insert_after", "line": cell.last_line, "lines": [row]}]
+    return None, []
+
+
+def _cells_of(op: AgentOp) -> list[int]:
+    if isinstance(op, CellOp):
+        return [i for i in (op.cell, op.dest, op.named) if i >= 0]
+    return [op.cell]

@@ -100,6 +100,8 @@ def _safety_rows(payload: Mapping[str, Any]) -> list[str]:
              "100%"),
             ("review reject: file left as the person's", f"{review['rejects_kept']}/"
              f"{review['rejects']}", "all"),
+            ("review, part accepted: change lost / wrong cell",
+             f"{review['part']['lost']} / {review['part']['wrong_cell']}", "0 / 0"),
             ("review, two agents: person's change lost", str(review["two_agents"]["lost"]), "0"),
             ("review, two agents: wrong cell", str(review["two_agents"]["wrong_cell"]), "0"),
         ]  # fmt: skip

@@ -14,6 +14,7 @@ import pytest
 
 from bench.safety import (
     REVIEW_ACCEPT,
+    REVIEW_PART,
     REVIEW_REJECT,
     REVIEW_TWO_AGENTS,
     Result,
@@ -36,7 +37,8 @@ def scenarios() -> list[Scenario]:
 
 @pytest.mark.slow
 def test_review_accepts_and_rejects_meet_the_tables_targets(scenarios: list[Scenario]) -> None:
-    results = asyncio.run(run_all([REVIEW_ACCEPT, REVIEW_REJECT, REVIEW_TWO_AGENTS], scenarios))
+    strategies = [REVIEW_ACCEPT, REVIEW_REJECT, REVIEW_PART, REVIEW_TWO_AGENTS]
+    results = asyncio.run(run_all(strategies, scenarios))
     verdict = review_verdict(results)
     accepted = verdict.accept
     failures = [
@@ -50,6 +52,10 @@ def test_review_accepts_and_rejects_meet_the_tables_targets(scenarios: list[Scen
     assert accepted.non_conflicting_applied >= 0.95
     assert accepted.overlapping_rejected == 1.0
     assert verdict.rejects == len(scenarios) == verdict.rejects_kept
+    part = verdict.part
+    assert (part.lost, part.wrong_cell, part.corrupted, part.unexplained) == (0, 0, 0, 0)
+    assert part.non_conflicting_applied >= 0.95 and part.overlapping_rejected == 1.0
+    assert verdict.part_decoys >= 0.9 * len(scenarios)  # nearly every notebook has a decoy
     two = verdict.two_agents
     assert (two.lost, two.wrong_cell, two.corrupted, two.unexplained) == (0, 0, 0, 0)
     assert two.non_conflicting_applied >= 0.95 and two.overlapping_rejected == 1.0
@@ -83,6 +89,26 @@ class RejectUndoingTheAccept(ReviewStrategy):
         if not attempt.refused:
             path.write_text(scenario.before, encoding="utf-8")
         return attempt
+
+
+class DecoyLeaks(ReviewStrategy):
+    """Planted: the part row accepting the whole proposal, decoy and all."""
+
+    async def _accept_but_decoy(self, number: int) -> Attempt:
+        self._decoy = None
+        return await super().apply(Path(), Scenario.__new__(Scenario))
+
+
+def test_a_leaked_decoy_shows_in_the_tally(scenarios: list[Scenario]) -> None:
+    sample = scenarios[:40]
+    leaky = DecoyLeaks(accept=True, partial=True)
+    assert leaky.name == REVIEW_PART.name
+    results: list[Result] = asyncio.run(run_all([leaky], sample))
+    verdict = review_verdict(results)
+    assert verdict.part.wrong_cell + verdict.part.unexplained > 0, Counter(
+        r.outcome for r in results
+    )
+    assert not verdict.part.met
 
 
 def test_a_planted_failure_of_the_two_agents_row_shows_in_the_tally(

@@ -64,6 +64,7 @@ def check_safety(payload: Any, stdout: str) -> None:
         "hashline review, accept",
         "hashline review, reject",
         "hashline review, two agents",
+        "hashline review, accept part",
         "cell-index overwrite",
         "cell-index string replace",
         "cell-id overwrite",
@@ -74,6 +75,7 @@ def check_safety(payload: Any, stdout: str) -> None:
     assert "== review (the agent's edit proposed" in stdout
     assert payload["review"]["met"] is True and payload["review"]["rejects"] > 0
     assert payload["review"]["two_agents"]["met"] is True
+    assert payload["review"]["part"]["met"] is True and payload["review"]["part_decoys"] > 0
     # the peers' known failure modes show up, so the table can tell strategies apart
     outcomes = {(row["strategy"], row["outcome"]) for row in payload["results"]}
     assert ("cell-index overwrite", "wrong cell") in outcomes
