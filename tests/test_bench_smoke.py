@@ -74,8 +74,10 @@ def check_safety(payload: Any, stdout: str) -> None:
     assert "hashline overlapping conflicts rejected" in stdout
     assert "== review (the agent's edit proposed" in stdout
     assert payload["review"]["met"] is True and payload["review"]["rejects"] > 0
-    assert payload["review"]["two_agents"]["met"] is True
-    assert payload["review"]["part"]["met"] is True and payload["review"]["part_decoys"] > 0
+    for row in ("two_agents", "part"):  # their own verdicts, each part of review's `met`
+        verdict = payload["review"][row]
+        assert (verdict["lost"], verdict["wrong_cell"], verdict["corrupted"]) == (0, 0, 0)
+    assert payload["review"]["part_decoys"] > 0
     # the peers' known failure modes show up, so the table can tell strategies apart
     outcomes = {(row["strategy"], row["outcome"]) for row in payload["results"]}
     assert ("cell-index overwrite", "wrong cell") in outcomes

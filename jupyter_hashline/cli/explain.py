@@ -17,7 +17,7 @@ import argparse
 import re
 import shlex
 
-from ..hashline import messages
+from ..hashline import TAGS_KEPT
 from ..tools import resolve_store_path
 from .common import PROG
 
@@ -91,7 +91,7 @@ def unknown_tag(args: argparse.Namespace, text: str) -> str:
             "only a file's newest tags are kept)"
         )
 
-    kept = [line for line in text.split("\n") if not line.startswith(messages.TAGS_KEPT)]
+    kept = [line for line in text.split("\n") if not line.startswith(TAGS_KEPT)]
     said = _NOT_FROM_SESSION.sub(explain, "\n".join(kept))  # it says where tags live itself
     for path in dict.fromkeys(paths):
         command = shlex.join([PROG, *global_options(args), "read", path])

@@ -49,7 +49,7 @@ from .filesystem import (
 from .line_diff import line_opcodes
 from .memory_fs import InMemoryFilesystem
 from .memory_store import InMemorySnapshotStore
-from .messages import too_many_edits
+from .messages import TAGS_KEPT, too_many_edits
 from .mounts import MountTable
 from .offload import offloaded
 from .parse import parse_patch, patch_schema
@@ -62,6 +62,7 @@ from .syntax import CodeSpan, ParseProblem, SpanFinder, SyntaxCheck, finder_for_
 from .text import Normalized, common_prefix, common_suffix, normalize, section_tag
 
 __all__ = [
+    "TAGS_KEPT",
     "AmbiguousEditError",
     "AnchorError",
     "AppliedEdits",

@@ -27,6 +27,7 @@ DESIGN_NAMES = {
 
 
 EXPORTED = {
+    "TAGS_KEPT",
     "common_prefix",
     "common_suffix",
     "Capabilities",
