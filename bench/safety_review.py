@@ -107,6 +107,11 @@ class ReviewStrategy:
         *others, chosen = self._proposals  # the last agent's is accepted, the others rejected
         if self._decoy is not None:
             return await self._accept_but_decoy(chosen)
+        return await self._decide_whole(chosen, others)
+
+    async def _decide_whole(self, chosen: int, others: list[int]) -> Attempt:
+        """Accept (or reject) proposal `chosen` whole, then reject `others`."""
+        assert self._ws is not None
         body = decision_request({}, agent="person", accept=self.accept, proposal=chosen)
         outcome = await self._ws.decide(body)
         said = [outcome.text]

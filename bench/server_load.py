@@ -119,9 +119,7 @@ def p99(values: Sequence[float]) -> float:
     return ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
 
 
-def measure(
-    server: LocalServer, pinger: Pinger, writers: Sequence[Any], steps: int, paths: Sequence[Path]
-) -> Side:
+def measure(pinger: Pinger, writers: Sequence[Any], steps: int, paths: Sequence[Path]) -> Side:
     timed = [Timed(writer.step) for writer in writers]
     start = time.perf_counter()
     wall = run_together(timed, steps)
@@ -162,7 +160,7 @@ def load_row(
             )
             writer.path_on_disk = root / name
             writers.append(writer)
-        sides.append(measure(server, pinger, writers, steps, sorted({root / n for n in names})))
+        sides.append(measure(pinger, writers, steps, sorted({root / n for n in names})))
     ours, theirs = sides
     if ours.kept != agents:
         raise AssertionError(

@@ -95,8 +95,7 @@ class DecoyLeaks(ReviewStrategy):
     """Planted: the part row accepting the whole proposal, decoy and all."""
 
     async def _accept_but_decoy(self, number: int) -> Attempt:
-        self._decoy = None
-        return await super().apply(Path(), Scenario.__new__(Scenario))
+        return await self._decide_whole(number, [])
 
 
 def test_a_leaked_decoy_shows_in_the_tally(scenarios: list[Scenario]) -> None:
