@@ -8,7 +8,7 @@ baseline ratio (bench/warm_baseline.json). CI does not run `--check`: timings ar
 
 `--quick` (`make bench`, under 5 minutes on 2 cores): the timing benchmarks with fewer repeats
 (`QUICK_REPEATS`; corpus rows and the room row keep their 15 repeats, and the room's row
-without targets, `live_save = "wait"`, is left out), and the two safety tables
+without targets, `live_save = "room"`, is left out), and the two safety tables
 without their peers (jupyter-mcp-server, which the full run installs and runs beside hashline):
 hashline's own columns, judged by the same oracles; and the sloppy-agent table (bench/sloppy.py)
 on 12 cells instead of every eligible one. Those tables time nothing, so a quick run runs them

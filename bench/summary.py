@@ -56,7 +56,8 @@ def _room_row(bench: str, row: Mapping[str, Any]) -> str:
     return (
         f"{bench:<12}{row['name'][:58]:<59}{row['latency_ms']:7.1f} ms, stall "
         f"{row['stall_ms']:.1f} ms  {goal}"
-        f"  (a keystroke in the person's document: {row['direct_ms']:.2f} ms)"
+        f"  (a keystroke in the person's document: {row['direct_ms']:.2f} ms; apart, the "
+        f"room's own save of typing stalls {row['room_save_stall_ms']:.1f} ms)"
     )
 
 

@@ -86,11 +86,13 @@ class HashlineExtension(ExtensionApp):
         ["wait", "room"],
         default_value="wait",
         help="When an edit of a notebook open in JupyterLab (a collaboration room) replies: "
-        "'wait' saves the room and replies with the file as it landed on disk (durable when "
-        "acknowledged); 'room' replies as soon as the edit is in the shared document, which "
-        "the room saves as it saves a person's typing (within jupyter-collaboration's "
-        "document_save_delay): much faster on large notebooks, but an edit acknowledged "
-        "shortly before the server dies can be lost, as unsaved typing can.",
+        "'wait' replies with the file as it landed on disk (durable when acknowledged; with "
+        "Jupyter's own local-disk manager hashline writes the document's bytes itself, off the "
+        "event loop, and tells the room its file is current); 'room' replies as soon as the "
+        "edit is in the shared document, which the room saves as it saves a person's typing "
+        "(within jupyter-collaboration's document_save_delay): faster still on large "
+        "notebooks, but an edit acknowledged shortly before the server dies can be lost, as "
+        "unsaved typing can.",
     ).tag(config=True)
     review = Enum(
         ["off", "on"],

@@ -8,6 +8,7 @@ the server's shared document as updates and is unsaved until the room saves.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -141,7 +142,9 @@ async def test_a_save_the_room_drops_for_a_newer_change_is_made_again(
 ) -> None:
     """A change reaching the room while it saves (a keystroke; JupyterLab marking the document
     dirty) schedules a newer save, which cancels the running one, and that one then ends
-    quietly as if done. The edit's save is made again: the reply's file holds the edit."""
+    quietly as if done. The edit's save is made again: the reply's file holds the edit. (The
+    room saves the edit itself when the manager has a save hook: it must run.)"""
+    jp_serverapp.contents_manager.register_pre_save_hook(lambda **kwargs: None)
     write_notebook(jp_root_dir / NB, "a = 1", "b = 2")
     async with open_in_lab(NB) as person:
         type_into(person, 0, 5, "  # typed, not saved")
@@ -169,6 +172,94 @@ async def test_a_save_the_room_drops_for_a_newer_change_is_made_again(
         assert disk_sources(jp_root_dir / NB) == ["a = 1  # typed, not saved", "b = 20"]
         on_disk = nbformat.read(jp_root_dir / NB, as_version=4)
         assert body["sections"][0]["tag"] == section_tag(project_notebook(on_disk))
+
+
+def file_loader(jp_serverapp: Any) -> Any:
+    settings = jp_serverapp.web_app.settings
+    return settings["jupyter_server_ydoc"].file_loaders[settings["file_id_manager"].get_id(NB)]
+
+
+def server_room(jp_serverapp: Any) -> Any:
+    rooms = jp_serverapp.web_app.settings["jupyter_server_ydoc"].ywebsocket_server.rooms
+    [room] = [r for key, r in rooms.items() if key.startswith("json:notebook:")]
+    return room
+
+
+async def test_the_edit_is_saved_as_built_and_the_room_neither_saves_it_again_nor_reloads(
+    api: Api, jp_root_dir: Path, jp_serverapp: Any, open_in_lab: OpenInLab, room_events: list[str]
+) -> None:
+    """With the stock manager the edit's reply writes the document's bytes itself, off the
+    event loop, and tells the room its file is current: the room's autosave of the edit is
+    called off (it would convert and save the whole document on the loop), its watcher sees
+    no change on disk, and the document is clean with the file's hash. A person's typing
+    after the reply is still saved by the room."""
+    write_notebook(jp_root_dir / NB, "a = 1", "b = 2")
+    async with open_in_lab(NB) as person:
+        type_into(person, 0, 5, "  # typed, not saved")
+        shared = server_document(jp_serverapp)
+        await until(lambda: "typed" in source(shared, 0), "the keystrokes to reach the server")
+        loader, room = file_loader(jp_serverapp), server_room(jp_serverapp)
+        real, room_saves = loader.maybe_save_content, []
+
+        async def counted(model: dict[str, Any]) -> Any:
+            room_saves.append([cell["source"] for cell in model["content"]["cells"]])
+            return await real(model)
+
+        loader.maybe_save_content = counted
+        header = (await read(api))["header"]
+        status, body = await patch(api, f"{header}\nreplace 4:\n+b = 20\n")
+        assert status == 200, body
+        want = ["a = 1  # typed, not saved", "b = 20"]
+        assert disk_sources(jp_root_dir / NB) == want  # durable when acknowledged
+        assert not any("JupyterLab" in note for note in body["sections"][0]["notes"]), body
+        edits_save = room._saving_document
+        await until(edits_save.done, "the room's autosave scheduled by the edit to end")
+        assert room_saves == []  # called off: the file holds it already
+        data = (jp_root_dir / NB).read_bytes()
+        assert shared.dirty is False
+        assert shared.hash == hashlib.sha256(data).hexdigest()
+        polls = watcher_polls(jp_serverapp)
+        await until(lambda: polls.completed >= 3, "three file-watcher polls after the save")
+        assert polls.saw_change == 0
+        assert "overwrite" not in room_events
+        type_into(person, 1, 6, "0")
+        await until(
+            lambda: source(shared, 1) == "b = 200", "the next keystroke to reach the server"
+        )
+
+        def typing_saved() -> bool:
+            on_disk = saved_notebook(jp_root_dir / NB)
+            return on_disk is not None and on_disk.cells[1].source == "b = 200"
+
+        await until(typing_saved, "the room's own save of the person's typing", 15.0)
+        assert room_saves and room_saves[-1][1] == "b = 200"
+        assert source(person, 0) == "a = 1  # typed, not saved"
+
+
+async def test_the_room_saves_when_the_file_changed_on_disk_behind_it(
+    jp_root_dir: Path, jp_serverapp: Any, open_in_lab: OpenInLab
+) -> None:
+    """`save_as` writes nothing when the file on disk is not the one the room last loaded or
+    saved: the room's own save must meet that change (it reloads, as it does for any)."""
+    from jupyter_hashline.server.adapters.live_rooms import LiveRoom
+
+    write_notebook(jp_root_dir / NB, "a = 1")
+    async with open_in_lab(NB):
+        room, loader = server_room(jp_serverapp), file_loader(jp_serverapp)
+        live = LiveRoom("json:notebook:x", room, room._document)
+        writes: list[bytes] = []
+
+        async def write() -> None:
+            writes.append(b"written")
+
+        loader.last_modified = loader.last_modified.replace(year=2001)  # a change behind it
+        assert not await live.save_as(b"{}", write, None, lambda: True)
+        assert writes == []
+        loader.last_modified = (await jp_serverapp.contents_manager.get(NB, content=False))[
+            "last_modified"
+        ]
+        assert await live.save_as(b"{}", write, None, lambda: False)  # planted: it can write
+        assert writes == [b"written"]
 
 
 async def test_landed_text_is_the_projection_of_the_file_on_disk(

@@ -5,7 +5,11 @@ Two layers, so the live path shows exactly the projection the disk path shows:
 - `LiveContentsFilesystem` wraps the contents-manager filesystem. For a notebook with an open
   room, `read_text` returns the live shared document serialized exactly as Jupyter would write
   it, and `write_text` lands the merged notebook in the shared document as granular changes
-  (`live_apply`), saves the room, and reads the file back: the landed text is what is on disk.
+  (`live_apply`) and saves it: where the contents manager stores notebooks as bytes on local
+  disk, by writing the document as it stands right after the edit (the text a read shows,
+  which is what the room's save would write) off the event loop and telling the room its file
+  is current (`LiveRoom.save_as`: no whole-document save on the loop, no reload); else by the
+  room's own save, then reading the file back. Either way the landed text is what is on disk.
   Every other path, or a notebook without a room, goes to the contents manager.
 - `NotebookFilesystem` is the notebook layer over it (projection, merge, validation, tags and
   cell-aware recovery, unchanged) with one guard, `LiveWriteGuard` (the notebook layer's
@@ -160,16 +164,39 @@ class LiveContentsFilesystem(Filesystem, ByteStorage):
         ):
             raise LiveDocumentChanged(resolved)
         apply_to_live(live.document, served.nb if base is None else base, notebook, resolved)
+        now, scheduled = self._serve(resolved, live), live.pending_save()
         repairs = await self._room_repairs(resolved, live.document, served.nb)
         if not self.wait_for_save:  # the room saves it, as it saves a person's typing
             self._repaired[id(live.document)] = (live.document, ())
-            return WriteResult(self._serve(resolved, live).raw, repairs, (IN_ROOM,))
+            return WriteResult(now.raw, repairs, (IN_ROOM,))
+        if await self._save_ourselves(resolved, live, now, scheduled):
+            self._repaired[id(live.document)] = (live.document, ())
+            return WriteResult(now.raw, repairs)
         saved = await live.save()
         landed = await self.contents.read_text(resolved)
         if not saved:
             return WriteResult(landed, (NOT_SAVED,))
         self._repaired[id(live.document)] = (live.document, ())
         return WriteResult(landed, repairs)
+
+    async def _save_ourselves(
+        self, path: str, live: LiveRoom, now: _Served, scheduled: Any
+    ) -> bool:
+        """Write the document as it was right after the edit (`now`, serialized as Jupyter
+        writes it) ourselves, off the event loop, and tell the room its file is current, so it
+        neither converts and saves the whole document on the loop nor reloads it; False when
+        the manager does not store notebooks as bytes on local disk (save hooks, a custom
+        manager, a jupytext pair: its own save must run) or the room declines."""
+        if not await self.contents.stores_bytes(path):
+            return False
+        data = now.raw.encode("utf-8", "surrogatepass")
+        mirror = self._mirror(live.document)
+        return await live.save_as(
+            data,
+            lambda: self.contents.write_bytes(path, data),
+            scheduled,
+            lambda: mirror.version == now.version,
+        )
 
     async def _room_repairs(
         self, path: str, document: Any, shown: Mapping[str, Any]

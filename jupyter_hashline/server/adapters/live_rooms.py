@@ -2,7 +2,8 @@
 
 This is the only module that knows jupyter-collaboration's internals (`jupyter_server_ydoc`):
 the `YDocExtension` in the server settings, its websocket server's `rooms` keyed
-`json:notebook:<file id>`, `room.ready`, and the room's private `_save_to_disc()`.
+`json:notebook:<file id>`, `room.ready`, the room's private `_save_to_disc()`, its latest
+autosave task and update lock, and its file loader's lock, `last_modified` and manager.
 
 Invariants:
 - Looking a notebook up never creates a room, never registers a path in the file-id
@@ -13,20 +14,32 @@ Invariants:
 - `find` (async) may wait for a room that is still opening (bounded); `lookup` (sync) only
   returns rooms `find` already resolved and that are still open, so callers can check the
   live document and apply an edit without yielding to the event loop in between.
+- `LiveRoom.save_as` writes a document's bytes for the room only as the room itself would:
+  under its file loader's lock (so its file watcher never sees the new file before the room
+  knows it as its own), and only when the file on disk is the one the room last loaded or
+  saved (else nothing is written, and the room's own save handles the change on disk as it
+  does). Afterwards the room knows the file as its own (time, hash), the document is marked
+  clean only if nothing changed it since, and only the autosave the edit itself scheduled is
+  cancelled: a newer change's autosave still runs.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from jupyter_core.utils import ensure_async
 
 ROOM_PREFIX = "json:notebook:"
 SAVE_HOOK = "_save_to_disc"
 LATEST_SAVE = "_saving_document"
 """The room's latest save task: a newer one cancels the one before (see `LiveRoom.save`)."""
+FILE_LOADER = "_file"
+"""The room's `FileLoader`: its `_lock`, `last_modified`, `path` and `_contents_manager`."""
 
 Settings = Callable[[], Mapping[str, Any]]
 
@@ -60,6 +73,54 @@ class LiveRoom:
             if not _cancelled(self.room, task):
                 return True
         return False
+
+    def pending_save(self) -> Any:
+        """The room's latest autosave task (the one a change just made schedules), or None."""
+        return getattr(self.room, LATEST_SAVE, None)
+
+    async def save_as(
+        self,
+        data: bytes,
+        write: Callable[[], Awaitable[None]],
+        scheduled: Any,
+        unchanged: Callable[[], bool],
+    ) -> bool:
+        """Save the document as `data`, its bytes as the room would write them, by `write`
+        (off the event loop), instead of the room converting and saving the whole document
+        itself; False, with nothing written, when the room's file bookkeeping is not what
+        this knows or the file changed on disk since the room last loaded or saved it (the
+        caller then saves the room). `scheduled` is the autosave the edit made schedule
+        (`pending_save()` right after it); `unchanged()` says whether the document is still
+        as `data` shows it. See the module docstring."""
+        loader: Any = getattr(self.room, FILE_LOADER, None)
+        lock = getattr(loader, "_lock", None)
+        manager = getattr(loader, "_contents_manager", None)
+        if not isinstance(lock, asyncio.Lock) or manager is None:
+            return False
+        async with lock:
+            path = loader.path
+            known = loader.last_modified
+            if known is None or (await _modified(manager, path)) != known:
+                return False
+            await write()
+            loader.last_modified = await _modified(manager, path)
+            if scheduled is not None and self.pending_save() is scheduled:
+                scheduled.cancel()  # the room's save of this very document: written already
+        algorithm = getattr(manager, "hash_algorithm", "sha256")
+        digest = await asyncio.to_thread(lambda: hashlib.new(algorithm, data).hexdigest())
+        if unchanged():
+            updating = getattr(self.room, "_update_lock", None)
+            if isinstance(updating, asyncio.Lock) and not updating.locked():
+                async with updating:  # the room ignores its own bookkeeping changes under it
+                    self.document.dirty = False
+                    self.document.hash = digest
+        return True
+
+
+async def _modified(manager: Any, path: str) -> Any:
+    """The file's time as the manager reports it (the room compares these to find changes)."""
+    model = await ensure_async(manager.get(path, content=False))
+    return model["last_modified"]
 
 
 def _cancelled(room: Any, task: Any) -> bool:
