@@ -22,11 +22,10 @@ Invariants:
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import gc
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice, repeat, takewhile
 from operator import add, attrgetter, is_, itemgetter, truth
@@ -85,22 +84,31 @@ SPLIT_MIMES = frozenset({"application/javascript", "image/svg+xml"})
 _UNSET = object()
 
 
-@contextlib.contextmanager
-def paused_gc() -> Iterator[None]:
+class paused_gc:
     """Pause the cyclic garbage collector while building or walking a notebook.
 
     Parsing a large notebook allocates hundreds of thousands of acyclic objects; each batch of
     them makes the collector rescan every object alive in the process (several times the cost
     of the parse itself in a server holding other notebooks). Nothing built here holds a cycle,
-    so pausing loses nothing; the previous state is restored, and nesting is harmless."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
+    so pausing loses nothing; the previous state is restored, and nesting is harmless.
+
+    A class rather than a generator: a first edit of a small notebook enters it a dozen times,
+    and a generator-based context manager costs several Python calls per use."""
+
+    __slots__ = ("_paused",)
+
+    def __init__(self) -> None:
+        self._paused = False
+
+    def __enter__(self) -> None:
+        if gc.isenabled():
+            gc.disable()
+            self._paused = True
+
+    def __exit__(self, *exc: object) -> None:
+        if self._paused:
+            self._paused = False
+            gc.enable()
 
 
 def parse_json(raw: str | bytes, path: str = "notebook") -> Any:

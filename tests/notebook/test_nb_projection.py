@@ -162,3 +162,30 @@ def test_the_shortcuts_cover_distinct_ids_and_no_ids() -> None:
     assert distinct.ids == ("a", "b") and not distinct.derived and not distinct.copies
     legacy = display_ids([{}, {}, {}])
     assert legacy.ids == ("cell-1", "cell-2", "cell-3") and legacy.derived == {0, 1, 2}
+
+
+def test_paused_gc_restores_the_collector_and_nests() -> None:
+    import gc
+
+    from jupyter_hashline.notebook.loading import paused_gc
+
+    assert gc.isenabled()
+    with paused_gc():
+        assert not gc.isenabled()
+        with paused_gc():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the inner one found it paused: it leaves it so
+    assert gc.isenabled()
+    try:
+        with paused_gc():
+            raise KeyError("inside")
+    except KeyError:
+        pass
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with paused_gc():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # paused before: still paused after
+    finally:
+        gc.enable()

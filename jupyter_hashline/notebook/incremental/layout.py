@@ -297,9 +297,13 @@ class _Builder:
 
 
 def written_layout(data: bytes, nb: Mapping[str, Any]) -> CellLayout | None:
-    """The layout of bytes `serialize_notebook(nb)` just wrote (exact: no sample needed)."""
+    """The layout of bytes `serialize_notebook(nb)` just wrote (exact: no sample needed).
+
+    No top-level tail is serialized to check it: bytes the serializer wrote that open with
+    `HEAD` have `cells` as their first key (the keys are sorted, and `"cells"` encodes only
+    "cells"), which is all `top_level_tail` asks, so it is never None for them."""
     cells: Sequence[Any] = nb.get("cells", [])
     spans = locate_cells(data, len(cells)) if cells and data.startswith(HEAD) else None
-    if spans is None or top_level_tail(nb) is None:
+    if spans is None:
         return None
     return CellLayout(tuple(spans), spans[-1][1])
