@@ -10,10 +10,14 @@ baseline ratio (bench/warm_baseline.json). CI does not run `--check`: timings ar
 (`QUICK_REPEATS`; corpus rows and the room row keep their 15 repeats, and the room's row
 without targets, `live_save = "room"`, is left out), and the two safety tables
 without their peers (jupyter-mcp-server, which the full run installs and runs beside hashline):
-hashline's own columns, judged by the same oracles; and the sloppy-agent table (bench/sloppy.py)
-on 12 cells instead of every eligible one. Those tables time nothing, so a quick run runs them
-side by side, after every timing benchmark (their output printed one after the other once all
-are done); the full run runs everything one after another."""
+hashline's own columns, judged by the same oracles, the stale-edit table (with its review and
+undo rows) on a declared deterministic sample of `QUICK_SAFETY_SAMPLE` of its scenarios
+(bench/safety.py `--sample`: half generated, half corpus, spread over classes and agent edits;
+its first note says so); and the sloppy-agent table (bench/sloppy.py) on 12 cells instead of
+every eligible one. Every row and target of the full run is judged in a quick run too.
+Those tables time nothing, so a quick run runs them side by side, after every timing benchmark
+(their output printed one after the other once all are done); the full run runs everything one
+after another."""
 
 from __future__ import annotations
 
@@ -41,9 +45,10 @@ MODULES = (
     "sloppy",
 )
 QUICK_REPEATS = "5"
+QUICK_SAFETY_SAMPLE = "520"  # of 2,065 scenarios: every class, person change and edit kind
 QUICK_LIMIT_S = 300  # `--quick` promises to finish in under 5 minutes on 2 cores
 QUICK_ARGS = {
-    "safety": ("--peer", "model"),
+    "safety": ("--peer", "model", "--sample", QUICK_SAFETY_SAMPLE),
     "safety_run": ("--peer", "none"),
     "sloppy": ("--quick",),
     # the room row's targets are a few ms apart from its figures: 5 repeats cannot tell them

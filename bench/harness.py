@@ -11,6 +11,10 @@ whether the miss is the floor's or ours: the target is under what the durable wr
 here, or under the JSON floor with the candidate's durable write in place of the baseline's
 (what parsing and dumping alone would cost an edit written as durably as ours), or under the
 JSON floor itself; else the miss is ours (above the floor).
+
+A baseline may write as the candidate does (`same_write`): its write alone is then the
+candidate's, timed once, and the floor writes that way too. A reference (another baseline,
+without a target) may join the rotation; its row prints the candidate's ratio to it beside.
 """
 
 from __future__ import annotations
@@ -40,6 +44,9 @@ class Comparison:
     floor_s: list[float] = field(default_factory=list)  # the JSON floor, same rotation
     write_s: list[float] = field(default_factory=list)  # the durable write alone, same rotation
     baseline_write_s: list[float] = field(default_factory=list)  # the baseline's own write alone
+    same_write: bool = False  # the baseline (and floor) write as the candidate does: write_s
+    reference: str | None = None  # another baseline, untargeted, in the same rotation
+    reference_s: list[float] = field(default_factory=list)
 
     @property
     def ratio(self) -> float:
@@ -70,11 +77,21 @@ class Comparison:
         floor's time, less the baseline's write, plus the candidate's), over the baseline: what
         parsing and dumping alone cost an edit written as durably as ours (None unless the
         floor and both writes were measured)."""
-        if not self.floor_s or not self.write_s or not self.baseline_write_s:
-            return None
+        if self.same_write or not self.floor_s or not self.write_s or not self.baseline_write_s:
+            return None  # (with `same_write` the floor already writes as ours: floor_ratio)
         median = statistics.median
         floor = median(self.floor_s) - median(self.baseline_write_s) + median(self.write_s)
         return floor / median(self.baseline_s)
+
+    @property
+    def reference_ratio(self) -> float | None:
+        """The candidate over the reference baseline (None when there is none)."""
+        return _ratio_of(self.candidate_s, self.reference_s)
+
+    @property
+    def their_write_s(self) -> list[float]:
+        """The baseline's write alone: its own, or (`same_write`) the candidate's."""
+        return self.write_s if self.same_write else self.baseline_write_s
 
     @property
     def compute_ratio(self) -> float | None:
@@ -84,18 +101,18 @@ class Comparison:
 
     @property
     def floor_compute_ratio(self) -> float | None:
-        """The JSON floor's time above Jupyter's write (the floor writes with it), over the
+        """The JSON floor's time above the baseline's write (the floor writes with it), over the
         baseline's: what `json.loads` + `json.dumps` alone cost where `compute_ratio` is read
         (None unless the floor and the baseline's write were measured)."""
-        return self._above_write(self.floor_s, self.baseline_write_s)
+        return self._above_write(self.floor_s, self.their_write_s)
 
     def _above_write(self, times: list[float], write: list[float]) -> float | None:
         """The median of `times` above that of `write`, over the baseline's time above its
         own write (None when any of them was not measured)."""
-        if not times or not write or not self.baseline_write_s:
+        if not times or not write or not self.their_write_s:
             return None
         ours = statistics.median(times) - statistics.median(write)
-        theirs = statistics.median(self.baseline_s) - statistics.median(self.baseline_write_s)
+        theirs = statistics.median(self.baseline_s) - statistics.median(self.their_write_s)
         return max(ours, 0.0) / theirs if theirs > 0 else None
 
     @property
@@ -122,6 +139,7 @@ class Comparison:
             f"{self.name:<48} {self.ratio:7.3f}x  [{lo:.3f}..{hi:.3f}]  "
             f"{cand_ms:10.3f} ms vs {base_ms:10.3f} ms{target}{verdict}{below}"
             f"{'' if self.met is not False else '  (' + self.reach + ')'}"
+            f"{referenced(self.reference, self.reference_ratio)}"
         )
 
 
@@ -137,6 +155,8 @@ class Aggregate:
     floors: list[float] = field(default_factory=list)  # the rows' JSON floor ratios
     writes: list[float] = field(default_factory=list)  # the rows' durable write ratios
     durable_floors: list[float] = field(default_factory=list)  # floors with our write, per row
+    reference: str | None = None  # the rows' untargeted reference baseline, if any
+    references: list[float] = field(default_factory=list)  # the rows' ratios to it
 
     @property
     def ratio(self) -> float:
@@ -163,6 +183,10 @@ class Aggregate:
         return _statistic(self.durable_floors, self.statistic) if self.durable_floors else None
 
     @property
+    def reference_ratio(self) -> float | None:
+        return _statistic(self.references, self.statistic) if self.references else None
+
+    @property
     def reach(self) -> str:
         return miss_reason(
             self.ratio, self.target, self.floor_ratio, self.write_ratio, self.durable_floor_ratio
@@ -177,6 +201,7 @@ class Aggregate:
             f"{self.statistic} of {len(self.ratios)} ratios{target}{verdict}"
             f"{bounds(self.floor_ratio, self.write_ratio, None, self.durable_floor_ratio)}"
             f"{'' if self.met is not False else '  (' + self.reach + ')'}"
+            f"{referenced(self.reference, self.reference_ratio)}"
         )
 
 
@@ -224,6 +249,13 @@ def bounds(
     return ("  " + ", ".join(parts)) if parts else ""
 
 
+def referenced(reference: str | None, ratio: float | None) -> str:
+    """`;  vs nbformat round trip, Jupyter's writer: 0.950x (no target)`, or nothing."""
+    return (
+        "" if reference is None or ratio is None else f";  vs {reference}: {ratio:.3f}x (no target)"
+    )
+
+
 def miss_reason(
     ratio: float,
     target: float | None,
@@ -268,6 +300,8 @@ def compare(
     floor: Bound | None = None,
     write: Bound | None = None,
     baseline_write: Bound | None = None,
+    same_write: bool = False,
+    reference: tuple[str, Bound] | None = None,
 ) -> Comparison:
     """Time `candidate` and `baseline` alternately `repeats` times (after one warm-up each).
 
@@ -277,8 +311,12 @@ def compare(
 
     `setup` runs (untimed) before every timed call; `prepare` is a pair of untimed steps, the
     first run before each candidate call, the second before each baseline call. `floor` and
-    `write` (a timed call and its untimed step) join the same rotation (see the docstring)."""
-    result = Comparison(name, candidate[0], baseline[0], target=target)
+    `write` (a timed call and its untimed step) join the same rotation (see the docstring), and
+    so does `reference` (a named untargeted baseline); `same_write`: the baseline writes with
+    the candidate's `write` (its own write is then not timed apart)."""
+    assert not (same_write and baseline_write), "the baseline's write is the candidate's"
+    result = Comparison(name, candidate[0], baseline[0], target=target, same_write=same_write)
+    result.reference = None if reference is None else reference[0]
     steps = prepare or (lambda: None, lambda: None)
     rotation = [
         (candidate[1], result.candidate_s, steps[0]),
@@ -290,6 +328,8 @@ def compare(
         rotation.append((write[0], result.write_s, write[1]))
     if baseline_write is not None:
         rotation.append((baseline_write[0], result.baseline_write_s, baseline_write[1]))
+    if reference is not None:
+        rotation.append((reference[1][0], result.reference_s, reference[1][1]))
     gc.collect()
     gc.freeze()  # what lives now (modules, the case) is never scanned again: see below
     try:
@@ -344,6 +384,6 @@ def _raw(r: Row) -> dict[str, object]:
         asdict(r)
         | {"ratio": r.ratio, "spread": r.spread, "met": r.met, "reach": r.reach}
         | {"floor_ratio": r.floor_ratio, "write_ratio": r.write_ratio}
-        | {"durable_floor_ratio": r.durable_floor_ratio}
+        | {"durable_floor_ratio": r.durable_floor_ratio, "reference_ratio": r.reference_ratio}
         | ({"compute_ratio": r.compute_ratio} if isinstance(r, Comparison) else {})
     )

@@ -15,9 +15,15 @@ review rows (bench/safety_review.py: the agent's edit is a proposal the person a
 their save, with the stale-edit targets, or rejects, leaving their file byte for byte).
 
 Run `python -m bench.safety [--smoke] [--json PATH] [--peer auto|real|model] [--live N]
-[--install-peer]`. `real` (and `auto` outside smoke mode) runs jupyter-mcp-server's own code,
-installing it into its own virtualenv (PEER_VENV) when missing; `model` (and `auto` in smoke
-mode, to keep `make test` offline) uses the model. Outside smoke mode, with the real package,
+[--sample N] [--install-peer]`. `--sample N` (`python -m bench --quick`) judges a declared,
+deterministic sample of the full run's scenarios: N of them, half from the generated notebooks
+and half from the corpus, each half spread evenly over classes and agent edits, each pick
+taking the person change used least so far (`quick_sample`); every strategy, every row and
+every target is judged on it, by the same oracles, and the table's first note says what was
+sampled out of what. The full run (no `--sample`) judges every scenario.
+`real` (and `auto` outside smoke mode) runs jupyter-mcp-server's own code, installing it into
+its own virtualenv (PEER_VENV) when missing; `model` (and `auto` in smoke mode, to keep `make
+test` offline) uses the model. Outside smoke mode, with the real package,
 the peer also runs through its live path (a collaboration client in the room of a running
 Jupyter server, bench/safety_live.py) on a sample of `--live` scenarios (default 32).
 """
@@ -148,7 +154,7 @@ CORPUS_ABSENT = "corpus part NOT MEASURED"
 
 def missing_inputs(where: str) -> list[str]:
     """The parts of the table left out for want of their input (the check fails on them)."""
-    return [where.split("; ", 1)[1]] if CORPUS_ABSENT in where else []
+    return [where.split("; ")[1]] if CORPUS_ABSENT in where else []
 
 
 # -- the verdict -------------------------------------------------------------------------------
@@ -374,6 +380,18 @@ def live_sample(scenarios: Sequence[Scenario], size: int) -> list[Scenario]:
     return picked
 
 
+def quick_sample(scenarios: Sequence[Scenario], size: int) -> list[Scenario]:
+    """`size` scenarios (deterministic): half from generated notebooks, half from the corpus
+    (the other part making up for one that has too few), each half picked by `live_sample`."""
+    corpus = [s for s in scenarios if s.label.startswith("corpus")]
+    generated = [s for s in scenarios if not s.label.startswith("corpus")]
+    from_corpus = live_sample(corpus, size - size // 2 if generated else size)
+    from_generated = live_sample(generated, size - len(from_corpus))
+    if len(from_corpus) + len(from_generated) < size:  # too few generated: more of the corpus
+        from_corpus = live_sample(corpus, size - len(from_generated))
+    return from_generated + from_corpus
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="stale-edit safety table")
     parser.add_argument("--smoke", action="store_true", help="a small set of scenarios")
@@ -382,10 +400,18 @@ def main() -> None:
     parser.add_argument("--peer", choices=("auto", "real", "model"), default="auto")
     parser.add_argument("--live", type=int, default=32, help="scenarios for the live peer")
     parser.add_argument("--install-peer", action="store_true", help="install it, then exit")
+    parser.add_argument("--sample", type=int, default=None, help="judge N scenarios (quick)")
     args = parser.parse_args()
     if args.install_peer:
         raise SystemExit(install_peer() or 0)
     scenarios, where = build_scenarios(args.smoke)
+    if args.sample is not None and args.sample < len(scenarios):
+        every = len(scenarios)
+        scenarios = quick_sample(scenarios, args.sample)
+        where += (
+            f"; SAMPLED (quick): {len(scenarios)} of its {every} scenarios, half generated and "
+            "half corpus, spread over classes and agent edits (the full run judges all)"
+        )
     peer = choose_peer(args.peer, args.smoke)
     strategies: list[Strategy] = [
         HashlineStrategy(), REVIEW_ACCEPT, REVIEW_REJECT, REVIEW_PART, REVIEW_TWO_AGENTS,

@@ -1,7 +1,8 @@
 """The one table `make bench` ends with: every measured ratio next to its target (and, for the
-cold rows, the JSON floor's and the durable write's own ratios, and why a missed target was
-missed), and hashline's safety verdicts (stale edits, stale runs), read back from the raw figures
-each benchmark wrote; plus one JSON file holding all of those raw figures.
+cold rows, the JSON floor's and the durable write's own ratios, why a missed target was missed,
+and a row's untargeted reference baseline beside it), and hashline's safety verdicts (stale
+edits, stale runs), read back from the raw figures each benchmark wrote; plus one JSON file
+holding all of those raw figures.
 
 Invariants: it only reads what the benchmarks wrote (a benchmark that wrote nothing is listed
 as missing, never invented); a row without a target says so instead of a verdict; a row whose
@@ -29,9 +30,11 @@ def _ratio_row(bench: str, row: Mapping[str, Any]) -> str:
     bounds += "" if floor is None or durable is None else f" ({durable:.3f}x with our write)"
     bounds += "" if write is None else f"  write {write:.3f}x"
     why = f" ({row['reach']})" if target is not None and not row["met"] and "reach" in row else ""
+    reference = row.get("reference_ratio")
+    beside = "" if reference is None else f"  vs {row['reference']}: {reference:.3f}x, no target"
     return (
         f"{bench:<12}{row['name'][:58]:<59}{row['ratio']:8.3f}x [{lo:.3f}..{hi:.3f}]"
-        f"  {goal:>8}  {verdict}{why}{bounds}"
+        f"  {goal:>8}  {verdict}{why}{bounds}{beside}"
     )
 
 
@@ -39,8 +42,10 @@ def _stall_row(bench: str, row: Mapping[str, Any]) -> str:
     stall = row["stall"]
     goal = "no target" if stall["target_ms"] is None else f"<= {stall['target_ms']:g} ms"
     verdict = "" if stall["met"] is None else ("MET" if stall["met"] else "MISSED")
+    read = "whole read" if "whole read" in row["name"] else "cell read"
+    where = row["name"].rsplit(", ", 1)[-1][:20]
     return (
-        f"{bench:<12}{'  worst event-loop stall, ' + row['name'][-24:]:<59}"
+        f"{bench:<12}{f'  worst event-loop stall, {read}, {where}':<59}"
         f"{stall['ours_ms']:7.1f} ms (Jupyter's GET+PUT {stall['jupyter_ms']:.1f} ms)  "
         f"{goal}  {verdict}"
     )
