@@ -48,9 +48,15 @@ class TouchedCells:
         self._cells: OrderedDict[tuple[str, str], tuple[str, ...]] = OrderedDict()
         self._limit = limit
 
-    def remember(self, agent: str, key: str, before: str, after: str) -> None:
-        """An edit of notebook `key` by `agent` turned projection `before` into `after`."""
-        self._cells[(agent, key)] = added_or_changed_cells(before, after)
+    @staticmethod
+    def between(before: str, after: str) -> tuple[str, ...]:
+        """The cells an edit turning projection `before` into `after` added or changed (it
+        parses both: a caller with big texts runs it off the event loop)."""
+        return added_or_changed_cells(before, after)
+
+    def remember(self, agent: str, key: str, cells: tuple[str, ...]) -> None:
+        """An edit of notebook `key` by `agent` touched `cells` (see `between`)."""
+        self._cells[(agent, key)] = cells
         self._cells.move_to_end((agent, key))
         while len(self._cells) > self._limit:
             self._cells.popitem(last=False)

@@ -45,6 +45,7 @@ import asyncio
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from ..hashline import messages
@@ -598,7 +599,11 @@ class Workspace:
         for section in result.sections:
             if section.written and is_notebook_path(section.path):
                 key = await self.fs.canonical_path(section.path)
-                self.touched.remember(agent, key, section.before, section.after)
+                before, after = section.before, section.after
+                cells = await offloaded(  # both projections parsed: off the loop when big
+                    len(before) + len(after), partial(TouchedCells.between, before, after)
+                )
+                self.touched.remember(agent, key, cells)
 
     def _runner(self) -> CellRunner:
         if self.run_refusal is not None:

@@ -8,6 +8,7 @@ import asyncio
 import threading
 from typing import Any
 
+import nbformat
 import pytest
 from test_workspace_revert import notebook
 
@@ -60,3 +61,41 @@ async def test_calls_in_flight_beyond_the_limit_run_their_steps_in_worker_thread
     threads_used.clear()  # every call counted out again: alone, on the loop once more
     again = await run_tool(ws, "notebook_read", {"path": "n1.ipynb"}, agent="a")
     assert not again.is_error and threads_used == []
+
+
+async def test_a_heavy_edit_finds_the_cells_it_touched_in_a_worker_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The cells an edit touched (its next run's default) are found by parsing the projection
+    before and after it: for an edit of `OFFLOAD_EDITS` edits or more that parse runs in a
+    worker thread too (10,000 edits of a 10,000-cell notebook held the loop 100 ms with it)."""
+    from jupyter_hashline.tools.runs import TouchedCells
+
+    ran_in: list[str] = []
+    between = TouchedCells.between
+
+    def counted(before: str, after: str) -> tuple[str, ...]:
+        ran_in.append(threading.current_thread().name)
+        return between(before, after)
+
+    monkeypatch.setattr(TouchedCells, "between", staticmethod(counted))
+    cells = offload.OFFLOAD_EDITS + 2
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(f"x{k} = {k}", id=f"c{k}") for k in range(cells)]
+    ws = Workspace(
+        NotebookFilesystem(InMemoryFilesystem({"n.ipynb": nbformat.writes(nb)})),
+        InMemorySnapshotStore(),
+    )
+    read = await run_tool(ws, "notebook_read", {"path": "n.ipynb"}, agent="a")
+    header = read.text.split("\n", 1)[0]
+    few = await run_tool(
+        ws, "notebook_edit", {"patch": f"{header}\nreplace 2:\n+x0 = 100\n"}, agent="a"
+    )
+    assert not few.is_error, few.text
+    assert ran_in == [threading.main_thread().name]  # one small edit: on the loop
+    header = few.text.split("\n", 1)[0].split("]", 1)[0] + "]"
+    edits = "".join(f"replace {2 * k + 2}:\n+x{k} = {k + 1}\n" for k in range(cells))
+    many = await run_tool(ws, "notebook_edit", {"patch": f"{header}\n{edits}"}, agent="a")
+    assert not many.is_error, many.text
+    assert len(ran_in) == 2 and ran_in[1] != threading.main_thread().name
+    assert ws.touched.get("a", "n.ipynb") == tuple(f"c{k}" for k in range(cells))
