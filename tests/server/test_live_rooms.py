@@ -49,11 +49,22 @@ def room_events(jp_serverapp: Any) -> list[str]:
     return actions
 
 
-def server_document(jp_serverapp: Any) -> YNotebook:
+def server_room(jp_serverapp: Any) -> Any:
+    """The server's one open notebook room."""
     rooms = jp_serverapp.web_app.settings["jupyter_server_ydoc"].ywebsocket_server.rooms
     [room] = [r for key, r in rooms.items() if key.startswith("json:notebook:")]
-    document: YNotebook = room._document
+    return room
+
+
+def server_document(jp_serverapp: Any) -> YNotebook:
+    document: YNotebook = server_room(jp_serverapp)._document
     return document
+
+
+def file_loader(jp_serverapp: Any) -> Any:
+    """The file loader (disk bookkeeping and watcher) of the room's notebook, NB."""
+    settings = jp_serverapp.web_app.settings
+    return settings["jupyter_server_ydoc"].file_loaders[settings["file_id_manager"].get_id(NB)]
 
 
 @dataclass
@@ -65,9 +76,7 @@ class Polls:
 def watcher_polls(jp_serverapp: Any) -> Polls:
     """Count, from now on, the polls of the open notebook's file watcher and those that found
     the file changed on disk (after which the room reloads and drops unsaved typing)."""
-    settings = jp_serverapp.web_app.settings
-    file_id = settings["file_id_manager"].get_id(NB)
-    loader = settings["jupyter_server_ydoc"].file_loaders[file_id]
+    loader = file_loader(jp_serverapp)
     polls, real = Polls(), loader.maybe_notify
 
     async def counted() -> None:
@@ -150,10 +159,7 @@ async def test_a_save_the_room_drops_for_a_newer_change_is_made_again(
         type_into(person, 0, 5, "  # typed, not saved")
         shared = server_document(jp_serverapp)
         await until(lambda: "typed" in source(shared, 0), "the keystrokes to reach the server")
-        settings = jp_serverapp.web_app.settings
-        loader = settings["jupyter_server_ydoc"].file_loaders[
-            settings["file_id_manager"].get_id(NB)
-        ]
+        loader = file_loader(jp_serverapp)
         real, saves = loader.maybe_save_content, {"dropped": 0, "done": 0}
 
         async def interrupted(model: dict[str, Any]) -> Any:
@@ -172,17 +178,6 @@ async def test_a_save_the_room_drops_for_a_newer_change_is_made_again(
         assert disk_sources(jp_root_dir / NB) == ["a = 1  # typed, not saved", "b = 20"]
         on_disk = nbformat.read(jp_root_dir / NB, as_version=4)
         assert body["sections"][0]["tag"] == section_tag(project_notebook(on_disk))
-
-
-def file_loader(jp_serverapp: Any) -> Any:
-    settings = jp_serverapp.web_app.settings
-    return settings["jupyter_server_ydoc"].file_loaders[settings["file_id_manager"].get_id(NB)]
-
-
-def server_room(jp_serverapp: Any) -> Any:
-    rooms = jp_serverapp.web_app.settings["jupyter_server_ydoc"].ywebsocket_server.rooms
-    [room] = [r for key, r in rooms.items() if key.startswith("json:notebook:")]
-    return room
 
 
 async def test_the_edit_is_saved_as_built_and_the_room_neither_saves_it_again_nor_reloads(
