@@ -16,7 +16,8 @@ subpackages: `jupyter_hashline.tools`, `.notebook`, `.kernels`, `.hashline`, `.z
 Also: only `tools/` imports the `Patcher`; only `server/` imports jupyter_server or tornado;
 `tools/` imports no Jupyter server, tornado, ipywidgets or kernel client; no import cycle
 between subpackages. The one upward reference allowed is the lazy import behind
-`Session.panel()` (agent -> widgets), listed by name below.
+`Session.panel()` (agent -> widgets), listed by name below. The pure core's messages name no
+surface's settings (`HashlineExtension...`): a surface passes its own advice in.
 """
 
 from __future__ import annotations
@@ -242,3 +243,45 @@ def test_only_server_imports_jupyter_server() -> None:
         if imp.target.split(".")[0] in JUPYTER_SERVER and imp.module != NAME
     }
     assert users == {"server"}
+
+
+def _advice_strings(path: Path) -> Iterator[tuple[int, str]]:
+    """The string constants of a module that are not docstrings, with their lines."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docs = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+            yield node.lineno, node.value
+
+
+def core_strings_naming(word: str, package: Path = PACKAGE) -> list[str]:
+    """Where the pure core's strings (messages, log lines; not docstrings) contain `word`."""
+    return [
+        f"{path.relative_to(package)}:{line}"
+        for sub in ("hashline", "zones")
+        for path in sorted((package / sub).rglob("*.py"))
+        for line, text in _advice_strings(path)
+        if word in text
+    ]
+
+
+def test_the_core_advises_no_surfaces_setting() -> None:
+    """What the pure core tells an agent or a log names no surface's configuration: advice on
+    a setting (the store's file) comes from the surface that opened it."""
+    assert core_strings_naming("HashlineExtension") == []
+
+
+def test_the_advice_check_sees_a_planted_setting(tmp_path: Path) -> None:
+    (tmp_path / "hashline").mkdir()
+    (tmp_path / "zones").mkdir()
+    (tmp_path / "hashline" / "m.py").write_text(
+        '"""Docs may name c.HashlineExtension.x."""\nADVICE = "set c.HashlineExtension.x"\n'
+    )
+    assert core_strings_naming("HashlineExtension", tmp_path) == ["hashline/m.py:2"]

@@ -121,22 +121,28 @@ def stale_message(
 
 
 TAGS_KEPT = "Tags here are kept in"
-ANOTHER_STORE = (
-    "a read through another process or server with a store of its own (a lab and an agent's "
-    "--root process, two named servers) is not known here, nor a tag older than the store "
-    "keeps. To share tags, give both one store (c.HashlineExtension.store_path, --store)."
-)
+CHOOSE_STORE = "whichever setting names its file"
+"""How a store's file is chosen, as advice names it when the surface that opened the store did
+not say (a store's `choose_file`: the server names its setting, the command line its flag)."""
+
+
+def another_store(choose: str = CHOOSE_STORE) -> str:
+    return (
+        "a read through another process or server with a store of its own (a lab and an "
+        "agent's --root process, two named servers) is not known here, nor a tag older than "
+        f"the store keeps. To share tags, give both one store ({choose})."
+    )
 
 
 def unknown_tag_message(
-    path: str, tag: str, current: str, rows: Sequence[str], where: str = ""
+    path: str, tag: str, current: str, rows: Sequence[str], where: str = "", choose: str = ""
 ) -> str:
     lines = [
         f"Edit rejected: hash #{tag} is not from this session for {path} (no read here issued "
         f"it, or it is too old). Nothing was written. Current header: {current}"
     ]
     if where:
-        lines.append(f"{TAGS_KEPT} {where}: {ANOTHER_STORE}")
+        lines.append(f"{TAGS_KEPT} {where}: {another_store(choose or CHOOSE_STORE)}")
     if rows:
         lines.append("The current text at the lines your edit names:")
         lines.extend(rows)

@@ -614,7 +614,12 @@ class Patcher:
         current = messages.header(section.path, tag)
         return UnknownTagError(
             messages.unknown_tag_message(
-                section.path, section.tag, current, rows, getattr(self.store, "where", "")
+                section.path,
+                section.tag,
+                current,
+                rows,
+                getattr(self.store, "where", ""),
+                getattr(self.store, "choose_file", ""),
             )
         )
 

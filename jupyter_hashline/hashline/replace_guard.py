@@ -54,9 +54,9 @@ def check_replace(
     if overwrite:
         raise OverwriteRefusedError(
             f"Write refused: {path} exists and overwriting without a tag is turned off here "
-            "(HashlineExtension.allow_overwrite is false, or the workspace overlay set "
-            f'"allow_overwrite": false); nothing was written. Current header: {current}. Read '
-            "it and send the write with the tag of that read."
+            "(an allow_overwrite setting is false: the server's or its workspace overlay's); "
+            f"nothing was written. Current header: {current}. Read it and send the write with "
+            "the tag of that read."
         )
     raise OverwriteRefusedError(
         f"Write refused: {path} exists, and replacing it needs the tag of the version you "

@@ -55,6 +55,7 @@ from typing import Any, TypeVar
 
 from .errors import StoreBusyError
 from .memory_store import Clock, wall_clock_ms
+from .messages import CHOOSE_STORE
 from .mounts import MountTable, is_network_type
 from .sqlite_deltas import MAX_DEPTH, BlobCache, Delta, bytes_of, plan_delta
 from .store import DEFAULT_AGENT, Snapshot
@@ -202,8 +203,12 @@ class SqliteSnapshotStore:
         checkpoint_bytes: int = CHECKPOINT_BYTES,
         delta_min_bytes: int = DELTA_MIN_BYTES,
         mount_table: MountTable | None = None,
+        choose_file: str = CHOOSE_STORE,
     ) -> None:
+        """`choose_file`: how the store's file is chosen, as its advice names it (the
+        surface opening it says: the server its setting, the command line its flag)."""
         self.path = Path(path) if str(path) != MEMORY else None
+        self.choose_file = choose_file
         self.max_versions_per_path = _positive("max_versions_per_path", max_versions_per_path)
         self.max_paths = _positive("max_paths", max_paths)
         self.busy_timeout_s = busy_timeout_s
@@ -245,12 +250,12 @@ class SqliteSnapshotStore:
         _log.warning(
             "Snapshot store %s is on a network filesystem (%s at %s): %s, since WAL needs "
             "shared memory that network filesystems do not provide; writers lock the whole "
-            "file. For WAL, put the store on local disk with c.HashlineExtension.store_path "
-            "(the command line: --store).",
+            "file. For WAL, put the store on local disk (%s).",
             self.path,
             fstype,
             point,
             mode,
+            self.choose_file,
         )
 
     def __repr__(self) -> str:
@@ -545,8 +550,7 @@ class SqliteSnapshotStore:
             point, fstype = self.network_filesystem
             message += (
                 f" The store is on a network filesystem ({fstype} at {point}), where locks are "
-                "slow and can fail: set c.HashlineExtension.store_path (the command line: "
-                "--store) to a file on local disk."
+                f"slow and can fail: put the store on local disk ({self.choose_file})."
             )
         return StoreBusyError(message)
 

@@ -348,9 +348,14 @@ class HashlineExtension(ExtensionApp):
             await self.service.aclose()
 
 
+CHOOSE_STORE_FILE = "c.HashlineExtension.store_path; the command line: --store"
+"""How a server's store file is chosen, as the store's advice names it."""
+
+
 def make_store(settings: HashlineSettings, mount_table: MountTable | None = None) -> SnapshotStore:
     """Build the configured snapshot store (creating the folder of a file-backed one); a
-    store class taking `mount_table` gets it."""
+    store class taking `mount_table` gets it, one taking `choose_file` the server's setting
+    (its advice names it)."""
     store_class = import_item(settings.store_class)
     params = inspect.signature(store_class).parameters
     kwargs: dict[str, Any] = {}
@@ -358,6 +363,8 @@ def make_store(settings: HashlineSettings, mount_table: MountTable | None = None
         kwargs["max_versions_per_path"] = settings.max_versions_per_path
     if "mount_table" in params and mount_table is not None:
         kwargs["mount_table"] = mount_table
+    if "choose_file" in params:
+        kwargs["choose_file"] = CHOOSE_STORE_FILE
     if "path" in params:
         Path(settings.store_path).parent.mkdir(parents=True, exist_ok=True)
         kwargs["path"] = settings.store_path

@@ -46,6 +46,8 @@ __all__ = [
 ]
 
 STORE_ENV = "JUPYTER_HASHLINE_STORE"
+CHOOSE_STORE_FILE = f"--store or ${STORE_ENV}; a Jupyter server: c.HashlineExtension.store_path"
+"""How the store file of a directory's tools is chosen, as the store's advice names it."""
 
 _log = logging.getLogger(__name__)
 
@@ -129,7 +131,7 @@ def open_directory(
         Path(chosen).parent.mkdir(parents=True, exist_ok=True)
     workspace = open_workspace(
         PairedDiskFilesystem(folder, unreadable=torn_notebook),
-        SqliteSnapshotStore(chosen),
+        SqliteSnapshotStore(chosen, choose_file=CHOOSE_STORE_FILE),
         seen_lines=seen_lines,
         syntax_check=syntax_check,
         describe=f"directory {folder} (snapshots in {chosen})",

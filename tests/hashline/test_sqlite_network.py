@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from jupyter_hashline.hashline import MountTable, StoreBusyError, sqlite_store
+from jupyter_hashline.hashline.messages import CHOOSE_STORE
 from jupyter_hashline.hashline.sqlite_store import SqliteSnapshotStore
 
 LOGGER = sqlite_store.__name__
@@ -69,7 +70,20 @@ def test_on_nfs_the_store_uses_a_rollback_journal_and_says_so_once(
     assert companions(db) == []
     (line,) = network_warnings(caplog)
     assert str(db) in line and "nfs4" in line and os.path.realpath(tmp_path) in line
-    assert "shared memory" in line and "c.HashlineExtension.store_path" in line
+    assert "shared memory" in line and CHOOSE_STORE in line  # the core names no surface
+    assert "HashlineExtension" not in line
+
+
+def test_the_advice_names_how_its_surface_chooses_the_store_file(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger=LOGGER)
+    db = tmp_path / "s.sqlite3"
+    with SqliteSnapshotStore(db, mount_table=nfs_at(tmp_path), choose_file="--the-flag"):
+        pass
+    (line,) = network_warnings(caplog)
+    assert "put the store on local disk (--the-flag)" in line
+    assert CHOOSE_STORE not in line
 
 
 def test_snapshots_round_trip_on_nfs(tmp_path: Path) -> None:
@@ -179,7 +193,7 @@ def test_a_locked_store_on_nfs_names_the_filesystem_and_the_fix(tmp_path: Path) 
             holder.rollback()
             holder.close()
         assert "network filesystem (nfs4 at" in caught.value.message
-        assert "c.HashlineExtension.store_path" in caught.value.message
+        assert CHOOSE_STORE in caught.value.message
         store.record("f.py", "after\n")
         assert text_of_head(store) == "after\n"
 

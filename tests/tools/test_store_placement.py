@@ -217,5 +217,7 @@ async def test_an_explicit_store_on_nfs_opens_without_wal(
     try:
         assert workspace.store.path == explicit
         assert workspace.store.journal_mode == "delete"
+        # its advice names the directory tools' own ways to choose the file
+        assert "--store or $JUPYTER_HASHLINE_STORE" in workspace.store.choose_file
     finally:
         await workspace.aclose()
