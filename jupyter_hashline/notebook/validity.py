@@ -10,7 +10,9 @@ Invariants:
   version) failing where it did not, or any problem in a new file.
 - Otherwise it is written, and `still_invalid` words the problem the written notebook still
   has, on every write of it (the first and every later one alike), until it is repaired.
-- Cost follows what changed: the changed cells are validated alone; whether the rest is valid is
+- Cost follows what changed: the changed cells are validated alone (a cell of a valid
+  notebook whose source alone changed, its outputs perhaps cleared, is valid by construction
+  and not validated again); whether the rest is valid is
   known from the version written before (kept on the loaded notebook), or carried from the
   version before a person's save when the cells it changed pass the screen (`carry_validity`,
   incremental/reload.py), or found once per version read by `known_problem`'s screen (a few
@@ -83,7 +85,17 @@ def check_write(
         raise _refusal(path, after)
     names = _names(cells)
     kept = None
-    for index in match.fresh():
+    fresh = match.fresh()
+    old_cells: Sequence[Any] = current.nb.get("cells", [])
+    valid = (
+        after is None
+        and bool(fresh)
+        and _same_version(current.nb, merged)
+        and current_problem(current) is None
+    )
+    for index in fresh:
+        if valid and _source_edit(old_cells, index, cells[index]):
+            continue
         problem = cells_problem(merged, [cells[index]], names)
         if problem is None:
             continue
@@ -101,6 +113,25 @@ def still_invalid(path: str, problem: str) -> str:
         "saves such notebooks, because the edit added no new problem; repair it (for example "
         "open and save it in JupyterLab, or fix that cell) to make it valid."
     )
+
+
+def _source_edit(old: Sequence[Any], index: int, cell: Any) -> bool:
+    """Whether `cell` is the cell at `index` of the valid cells `old` with only its source
+    changed (to text) and, for a code cell, perhaps its outputs cleared: valid by construction
+    (the schema takes any text as a source, no outputs and no execution count), so the schema
+    need not run on it. The cell's identity does not matter to this proof, only its shape."""
+    if index >= len(old) or type(cell) is not dict or type(cell.get("source")) is not str:
+        return False
+    before = old[index]
+    if type(before) is not dict or before.keys() != cell.keys():
+        return False
+    for key, value in cell.items():
+        if key == "source" or value is before[key]:
+            continue
+        cleared = (key == "outputs" and value == []) or (key == "execution_count" and value is None)
+        if not (cleared and before.get("cell_type") == "code"):
+            return False
+    return True
 
 
 def _old_problem(current: LoadedNotebook, name: str | None) -> str | None:
@@ -131,6 +162,10 @@ def _refusal(path: str, problem: str) -> InvalidNotebookError:
         "written. Cell types are code, markdown and raw; fix the marker or the text and send "
         "the edit again."
     )
+
+
+def _same_version(base: Mapping[str, Any], merged: Mapping[str, Any]) -> bool:
+    return all(base.get(key) == merged.get(key) for key in ("nbformat", "nbformat_minor"))
 
 
 def _same_top(base: Mapping[str, Any], merged: Mapping[str, Any]) -> bool:

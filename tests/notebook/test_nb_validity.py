@@ -12,7 +12,12 @@ import pytest
 from jupyter_hashline.hashline.memory_fs import InMemoryFilesystem
 from jupyter_hashline.hashline.memory_store import InMemorySnapshotStore
 from jupyter_hashline.hashline.patcher import Patcher
-from jupyter_hashline.notebook import InvalidNotebookError, NotebookFilesystem, load_notebook
+from jupyter_hashline.notebook import (
+    InvalidNotebookError,
+    NotebookFilesystem,
+    load_notebook,
+    validity,
+)
 from jupyter_hashline.notebook.validation import known_problem, notebook_problem
 from jupyter_hashline.notebook.validity import current_problem
 
@@ -100,3 +105,60 @@ def test_a_problem_the_cell_had_is_kept_a_new_one_refused() -> None:
     with pytest.raises(InvalidNotebookError, match="'bogus' was unexpected"):
         asyncio.run(fs.write_outputs("nb.ipynb", {"second": ((other,), 2)}))
     assert inner.get("nb.ipynb") == before
+
+
+def test_a_source_edit_of_a_valid_notebook_is_valid_without_the_schema(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A cell whose source alone changed is valid by construction: the schema is not run on
+    it; an output the edit brings is still validated (and refused when bad)."""
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell("x = 1", id="one"),
+            nbformat.v4.new_markdown_cell("# Title", id="two"),
+        ]
+    )
+    raw = nbformat.writes(nb) + "\n"
+    inner = InMemoryFilesystem({"nb.ipynb": raw})
+    patcher = Patcher(NotebookFilesystem(inner), InMemorySnapshotStore())
+    checked: list[object] = []
+    real = validity.cells_problem
+    monkeypatch.setattr(
+        validity,
+        "cells_problem",
+        lambda nb, cells, names: checked.append(cells) or real(nb, cells, names),
+    )
+    read = asyncio.run(patcher.read("nb.ipynb"))
+    line = next(n for n, row in enumerate(read.text.split("\n"), 1) if row.endswith("x = 1"))
+    result = asyncio.run(patcher.apply(f"{read.header}\nreplace {line}:\n+x = 10\n"))
+    assert result.sections[0].written
+    assert checked == []
+    assert nbformat.reads(inner.get("nb.ipynb"), as_version=4).cells[0].source == "x = 10"
+    bad = {"output_type": "stream", "name": "stdout", "text": "1\n", "extra": True}
+    with pytest.raises(InvalidNotebookError, match="'extra' was unexpected"):
+        asyncio.run(patcher.fs.write_outputs("nb.ipynb", {"one": ((bad,), 1)}))  # type: ignore[attr-defined]
+    assert checked and checked[0][0]["outputs"] == [bad]  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("change", "proven"),
+    [
+        ({"source": "y = 2"}, True),
+        ({"source": "y = 2", "outputs": [], "execution_count": None}, True),
+        ({"source": ["y = 2"]}, False),  # not text
+        ({"metadata": {"tags": 3}}, False),  # a value the schema must judge
+        ({"outputs": [{"output_type": "stream", "name": "stdout", "text": "", "x": 1}]}, False),
+        ({"extra": 1}, False),  # a key the cell did not have
+    ],
+)
+def test_only_a_change_of_source_is_proven_valid(change: dict[str, object], proven: bool) -> None:
+    old = {
+        "cell_type": "code",
+        "id": "c",
+        "metadata": {},
+        "source": "x = 1",
+        "execution_count": 1,
+        "outputs": [{"output_type": "stream", "name": "stdout", "text": "1\n"}],
+    }
+    assert validity._source_edit([old], 0, {**old, **change}) is proven
+    assert validity._source_edit([old], 1, {**old, **change}) is False  # no cell there
