@@ -45,3 +45,15 @@ def test_merging_runs_is_the_union_in_its_one_form(a: list[int], b: list[int]) -
 def test_merging_joins_overlapping_and_adjacent_runs() -> None:
     assert merge_runs([(1, 3), (10, 12)], [(4, 6), (11, 20)]) == [(1, 6), (10, 20)]
     assert merge_runs([(1, 10)], [(2, 3)]) == [(1, 10)]
+
+
+@given(st.sets(st.integers(min_value=1, max_value=2_000), max_size=1_500))
+def test_runs_of_a_large_set_split_in_halves_keep_exactly_the_lines(lines: set[int]) -> None:
+    runs = runs_of(lines)
+    assert canonical(runs)
+    assert lines_of(runs) == frozenset(lines)
+
+
+def test_almost_every_line_is_a_few_runs() -> None:
+    lines = set(range(1, 110_001)) - {500, 501, 90_000}
+    assert runs_of(lines) == [(1, 499), (502, 89_999), (90_001, 110_000)]
