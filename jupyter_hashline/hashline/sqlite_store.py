@@ -30,9 +30,12 @@ Invariants (on top of the `SnapshotStore` contract in store.py):
   `_CATCH_UP_PASSES` ran; at most one such thread runs, and `close` waits for it. When writes
   outrun it (the WAL file past `_BEHIND_FACTOR` thresholds), the writer waits for it and
   checkpoints the whole WAL away itself, as SQLite would: the WAL stays bounded at any load.
-- Seen lines are kept per (version, agent, line). A version-1 file (seen lines without agents)
-  is migrated in place, in one transaction, its seen lines credited to the default agent; a
-  version-2 file (every version whole) gets the delta columns the same way, its versions whole.
+- Seen lines are kept per (version, agent) as runs of consecutive lines (line_runs.py:
+  sorted, disjoint, never adjacent), so a whole read of 100,000 lines writes one row. A
+  version-1 file (seen lines without agents) is migrated in place, in one transaction, its
+  seen lines credited to the default agent; a version-2 file (every version whole) gets the
+  delta columns the same way, its versions whole; a version-3 file (a row a seen line) gets
+  its seen lines as runs the same way.
 - The schema is versioned with `PRAGMA user_version`. A file that is not a usable store
   (garbage, corruption, a foreign or newer schema) is moved aside to `<name>.corrupt-<ms>`
   (with its `-wal`/`-shm` companions), a warning is logged, and a fresh store starts;
@@ -54,6 +57,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .errors import StoreBusyError
+from .line_runs import lines_of, merge_runs, runs_of
 from .memory_store import Clock, wall_clock_ms
 from .messages import CHOOSE_STORE
 from .mounts import MountTable, is_network_type
@@ -63,7 +67,7 @@ from .text import section_tag
 
 __all__ = ["SCHEMA_VERSION", "SqliteSnapshotStore"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 MEMORY = ":memory:"
 CHECKPOINT_BYTES = 4 * 1024 * 1024
 DELTA_MIN_BYTES = 16 * 1024  # a smaller text is stored whole: a delta would cost a query more
@@ -97,11 +101,12 @@ CREATE INDEX versions_by_path ON versions (path, seq);
 CREATE INDEX versions_by_tag ON versions (path, tag, seq);
 CREATE INDEX versions_by_text ON versions (path, text_sha256);
 CREATE INDEX versions_by_base ON versions (base_id);
-CREATE TABLE seen (
+CREATE TABLE seen_runs (
     version_id INTEGER NOT NULL REFERENCES versions (id) ON DELETE CASCADE,
     agent BLOB NOT NULL,
-    line INTEGER NOT NULL,
-    PRIMARY KEY (version_id, agent, line)
+    first INTEGER NOT NULL,
+    last INTEGER NOT NULL,
+    PRIMARY KEY (version_id, agent, first)
 ) WITHOUT ROWID;
 """
 _MIGRATE_FROM_1 = """
@@ -125,15 +130,34 @@ ALTER TABLE versions ADD COLUMN hidden INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX versions_by_base ON versions (base_id);
 PRAGMA user_version = 3
 """
-_MIGRATIONS = ((1, _MIGRATE_FROM_1), (2, _MIGRATE_FROM_2))  # version-1 seen lines get agents;
-# version-2 versions may be deltas
+_MIGRATE_FROM_3 = """
+CREATE TABLE seen_runs (
+    version_id INTEGER NOT NULL REFERENCES versions (id) ON DELETE CASCADE,
+    agent BLOB NOT NULL,
+    first INTEGER NOT NULL,
+    last INTEGER NOT NULL,
+    PRIMARY KEY (version_id, agent, first)
+) WITHOUT ROWID;
+INSERT INTO seen_runs (version_id, agent, first, last)
+    SELECT version_id, agent, MIN(line), MAX(line) FROM (
+        SELECT version_id, agent, line,
+            line - ROW_NUMBER() OVER (PARTITION BY version_id, agent ORDER BY line) AS island
+        FROM seen
+    ) GROUP BY version_id, agent, island;
+DROP TABLE seen;
+PRAGMA user_version = 4
+"""
+_MIGRATIONS = ((1, _MIGRATE_FROM_1), (2, _MIGRATE_FROM_2), (3, _MIGRATE_FROM_3))
+# version-1 seen lines get agents; version-2 versions may be deltas; version-3 seen lines (one
+# row a line) become runs (consecutive lines share a number less their rank: one island a run)
 _UNNEEDED_BASE = """
 SELECT base_id FROM versions WHERE id = ? AND hidden = 1
     AND NOT EXISTS (SELECT 1 FROM versions AS delta WHERE delta.base_id = ?)
 """
 """A hidden version no version is stored against: found, it goes (and this is its base)."""
 _ROW = "id, tag, recorded_at_ms, text_sha256, base_id, prefix, suffix, text"
-_TABLES = frozenset({"counters", "paths", "versions", "seen"})
+_TABLES = frozenset({"counters", "paths", "versions", "seen_runs"})
+_OLD_TABLES = frozenset({"counters", "paths", "versions", "seen"})  # before version 4
 
 _BUSY_CODES = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED
 _LOCK_FAILED_CODE = 15  # SQLITE_PROTOCOL: a file lock that kept failing (WAL over a network)
@@ -299,13 +323,13 @@ class SqliteSnapshotStore:
     def seen_lines(self, path: str, tag: str, agent: str | None = None) -> frozenset[int]:
         """Lines shown to `agent` (None: anyone) of the newest version of `path` with `tag`."""
         sql = (
-            "SELECT line FROM seen WHERE version_id = (SELECT id FROM versions"
+            "SELECT first, last FROM seen_runs WHERE version_id = (SELECT id FROM versions"
             " WHERE path = ? AND tag = ? AND hidden = 0 ORDER BY seq DESC LIMIT 1)"
         )
         params: tuple[object, ...] = (_encode(path), tag)
         if agent is not None:
             sql, params = sql + " AND agent = ?", (*params, _encode(agent))
-        return frozenset(row[0] for row in self._read(sql, params))
+        return lines_of(self._read(sql, params))
 
     @property
     def where(self) -> str:
@@ -382,9 +406,8 @@ class SqliteSnapshotStore:
         self, path: str, tag: str, lines: Iterable[int], agent: str = DEFAULT_AGENT
     ) -> None:
         """Credit `agent` with `lines` of the newest version of `path` with `tag` (no such
-        version: no-op)."""
-        key, numbers = _encode(path), sorted({int(n) for n in lines})
-        who = _encode(agent)
+        version: no-op). Kept as runs merged with those already credited."""
+        key, runs, who = _encode(path), runs_of(lines), _encode(agent)
 
         def write(conn: sqlite3.Connection) -> None:
             found = conn.execute(
@@ -394,13 +417,20 @@ class SqliteSnapshotStore:
             ).fetchone()
             if found is None:
                 return
-            conn.executemany(
-                "INSERT OR IGNORE INTO seen (version_id, agent, line) VALUES (?, ?, ?)",
-                [(found[0], who, n) for n in numbers],
-            )
+            where = (found[0], who)
+            had = conn.execute(
+                "SELECT first, last FROM seen_runs WHERE version_id = ? AND agent = ?", where
+            ).fetchall()
+            merged = merge_runs(had, runs)
+            if merged != sorted(had):
+                conn.execute("DELETE FROM seen_runs WHERE version_id = ? AND agent = ?", where)
+                conn.executemany(
+                    "INSERT INTO seen_runs (version_id, agent, first, last) VALUES (?, ?, ?, ?)",
+                    [(*where, first, last) for first, last in merged],
+                )
             self._touch(conn, key)
 
-        self._write(write, 16 * len(numbers))
+        self._write(write, 32 * len(runs))
 
     def invalidate(self, path: str) -> None:
         """Forget every version of `path` (and its seen lines)."""
@@ -435,7 +465,7 @@ class SqliteSnapshotStore:
         if not rows:
             return
         conn.executemany("UPDATE versions SET hidden = 1 WHERE id = ?", rows)
-        conn.executemany("DELETE FROM seen WHERE version_id = ?", rows)
+        conn.executemany("DELETE FROM seen_runs WHERE version_id = ?", rows)
         _drop_unneeded(conn, [row[0] for row in rows])
 
     def _evict_paths(self, conn: sqlite3.Connection) -> None:
@@ -688,7 +718,7 @@ def _prepare(conn: sqlite3.Connection) -> None:
     if version > SCHEMA_VERSION:
         raise _UnusableStore(f"schema version {version} is newer than {SCHEMA_VERSION}")
     for old, script in _MIGRATIONS:
-        if version == old and _TABLES.issubset(tables):
+        if version == old and _OLD_TABLES.issubset(tables):
             _migrate(conn, old, script)
             version, tables = _schema_state(conn)
     if version != SCHEMA_VERSION or not _TABLES.issubset(tables):

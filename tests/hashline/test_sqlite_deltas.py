@@ -113,7 +113,9 @@ class Run:
         try:
             deepest = conn.execute(_DEEPEST).fetchone()[0] or 0
             assert deepest <= sqlite_store.MAX_DEPTH
-            stale = "SELECT count(*) FROM seen JOIN versions ON id = version_id WHERE hidden = 1"
+            stale = (
+                "SELECT count(*) FROM seen_runs JOIN versions ON id = version_id WHERE hidden = 1"
+            )
             assert conn.execute(stale).fetchone()[0] == 0
             assert conn.execute(_UNNEEDED).fetchone()[0] == 0  # a hidden version nothing needs
             deltas = conn.execute("SELECT count(*) FROM versions WHERE base_id IS NOT NULL")
@@ -255,7 +257,7 @@ def test_a_version_2_file_gets_the_delta_columns_and_keeps_its_versions(tmp_path
         store.record("f.py", "a\nb\nC\nd\n")
         assert [s.text for s in store.history("f.py")] == ["a\nb\nC\nd\n", text]
     conn = sqlite3.connect(db)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
     assert conn.execute("SELECT count(*) FROM versions WHERE base_id = 1").fetchone()[0] == 1
     conn.close()
 
@@ -287,7 +289,7 @@ def test_seen_lines_go_with_a_version_dropped_from_the_ring(tmp_path: Path) -> N
             store.record("f.py", text.replace(f"line {n}\n", "changed\n"))
     conn = sqlite3.connect(tmp_path / "s.db")
     rows = conn.execute("SELECT hidden, base_id FROM versions ORDER BY id").fetchall()
-    lines = conn.execute("SELECT count(*) FROM seen").fetchone()[0]
+    lines = conn.execute("SELECT count(*) FROM seen_runs").fetchone()[0]
     conn.close()
     assert rows == [(1, None), (0, 1), (0, 2)]  # the first is needed by the second, hidden
     assert lines == 0

@@ -460,7 +460,59 @@ def test_sqlite_version_1_file_is_migrated_keeping_tags_and_seen_lines(tmp_path:
         store.record_seen_lines("f.py", section_tag(text), [1], agent="alice")
         assert store.seen_lines("f.py", section_tag(text)) == frozenset({1, 2})
     conn = sqlite3.connect(db)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+    conn.close()
+
+
+def test_sqlite_version_3_file_gets_its_seen_lines_as_runs(tmp_path: Path) -> None:
+    """A version-3 file kept a row a seen line; migrated, each agent's consecutive lines are
+    one run and no line is gained or lost."""
+    db = tmp_path / "s.db"
+    text = "".join(f"line {n}\n" for n in range(12))
+    with SqliteSnapshotStore(db) as store:
+        tag = store.record("f.py", text)
+    conn = sqlite3.connect(db)
+    conn.executescript(
+        """
+        DROP TABLE seen_runs;
+        CREATE TABLE seen (version_id INTEGER NOT NULL REFERENCES versions (id) ON DELETE CASCADE,
+            agent BLOB NOT NULL, line INTEGER NOT NULL, PRIMARY KEY (version_id, agent, line))
+            WITHOUT ROWID;
+        PRAGMA user_version = 3;
+        """
+    )
+    lines = {b"": [1, 2, 3, 5, 7, 8], b"bob": [2, 3, 4, 12]}
+    version = conn.execute("SELECT id FROM versions").fetchone()[0]
+    rows = [(version, agent, n) for agent, numbers in lines.items() for n in numbers]
+    conn.executemany("INSERT INTO seen VALUES (?, ?, ?)", rows)
+    conn.commit()
+    conn.close()
+    with SqliteSnapshotStore(db) as store:
+        assert store.recovered_from is None
+        assert store.seen_lines("f.py", tag, agent="") == frozenset(lines[b""])
+        assert store.seen_lines("f.py", tag, agent="bob") == frozenset(lines[b"bob"])
+        assert store.seen_lines("f.py", tag) == frozenset({1, 2, 3, 4, 5, 7, 8, 12})
+    conn = sqlite3.connect(db)
+    runs = conn.execute("SELECT agent, first, last FROM seen_runs ORDER BY agent, first")
+    assert runs.fetchall() == [
+        (b"", 1, 3), (b"", 5, 5), (b"", 7, 8), (b"bob", 2, 4), (b"bob", 12, 12)
+    ]  # fmt: skip
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+    conn.close()
+
+
+def test_sqlite_a_whole_read_keeps_one_run(tmp_path: Path) -> None:
+    """100,000 lines shown at once are one row; more lines shown later join it."""
+    db = tmp_path / "s.db"
+    text = "x\n" * 100_000
+    with SqliteSnapshotStore(db) as store:
+        tag = store.record("f.py", text)
+        store.record_seen_lines("f.py", tag, range(1, 50_001))
+        store.record_seen_lines("f.py", tag, [50_001, 70_000])
+        store.record_seen_lines("f.py", tag, range(50_002, 100_001))
+        assert store.seen_lines("f.py", tag) == frozenset(range(1, 100_001))
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT first, last FROM seen_runs").fetchall() == [(1, 100_000)]
     conn.close()
 
 
