@@ -12,7 +12,10 @@ Hashline's targets: 0 lost, 0 wrong cell, 0 corrupted (and 0 unexplained) in eve
 scenarios also make the undo rows (bench/safety_revert.py: a person keeps working after the
 agent's edit, then undoes it), with the same targets for what is lost or damaged, and the
 review rows (bench/safety_review.py: the agent's edit is a proposal the person accepts after
-their save, with the stale-edit targets, or rejects, leaving their file byte for byte).
+their save, with the stale-edit targets, or rejects, leaving their file byte for byte), and the
+twin-edit row (bench/safety_twin.py: two agents send one edit, A's lands, the person saves, B's
+stale one is applied: refused, or a no-op, or an insert applied twice, never on another cell;
+targets 0 lost, 0 wrong cell, 0 corrupted, 0 unexplained).
 
 Run `python -m bench.safety [--smoke] [--json PATH] [--peer auto|real|model] [--live N]
 [--sample N] [--install-peer]`. `--sample N` (`python -m bench --quick`) judges a declared,
@@ -68,6 +71,7 @@ from bench.safety_strategies import (
     install_peer,
     peer_python,
 )
+from bench.safety_twin import run_twin_rows, twin_report, twin_verdict
 
 CORPUS_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
 NON_CONFLICTING_APPLIED_TARGET = 0.95
@@ -439,23 +443,34 @@ def main() -> None:
         names += sorted({r.strategy for r in live_results})
         notes.append(note)
     undo_rows = asyncio.run(run_revert_rows(scenarios))
+    twin_rows = asyncio.run(run_twin_rows(scenarios))
     review = review_verdict(results)
+    twin_lines = twin_report(twin_rows, len(scenarios))
     print("\n".join([*report(results, names, notes), *review_lines(review),
-                     *revert_report(undo_rows)]))  # fmt: skip
+                     *revert_report(undo_rows), *twin_lines]))  # fmt: skip
     missing = missing_inputs(where)
     for why in missing:
         print(f"!! MISSING: {why} (`python -m bench --check` fails on it)")
     path = args.json or RESULTS_DIR / "safety.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    verdict, undo = hashline_verdict(results), revert_verdict(undo_rows)
+    verdict, undo, twin = (
+        hashline_verdict(results),
+        revert_verdict(undo_rows),
+        twin_verdict(twin_rows),
+    )
     summary = {
         "notes": notes,
         "missing": missing,
         "hashline": asdict(verdict) | {"met": verdict.met},
         "revert": asdict(undo) | {"met": undo.met},
         "review": asdict(review) | {"met": review.met},
+        "twin": asdict(twin) | {"met": twin.met},
     }
-    rows = {"results": [asdict(r) for r in results], "revert_rows": [asdict(r) for r in undo_rows]}
+    rows = {
+        "results": [asdict(r) for r in results],
+        "revert_rows": [asdict(r) for r in undo_rows],
+        "twin_rows": [asdict(r) for r in twin_rows],
+    }
     path.write_text(json.dumps(summary | rows, indent=1))
 
 

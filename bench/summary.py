@@ -120,10 +120,16 @@ def _safety_rows(payload: Mapping[str, Any]) -> list[str]:
             ("undo of a line the person changed rejected", f"{undo['same_line_rejected']:.1%}",
              "100%"),
         ]  # fmt: skip
+    twin = payload.get("twin")
+    if twin is not None:
+        rows += [
+            ("twin edit after another agent's: change lost", str(twin["lost"]), "0"),
+            ("twin edit after another agent's: wrong cell", str(twin["wrong_cell"]), "0"),
+        ]
     lines = [
         f"{'safety':<12}hashline {what:<50}{got:>8}  target {goal}" for what, got, goal in rows
     ]
-    others = [part["met"] for part in (undo, review) if part is not None]
+    others = [part["met"] for part in (undo, review, twin) if part is not None]
     met = "MET" if verdict["met"] and all(others) else "MISSED"
     lines += [f"{'safety':<12}MISSING: {why}" for why in payload.get("missing", [])]
     return [*lines, f"{'safety':<12}hashline targets, all together: {met}"]
@@ -210,6 +216,8 @@ def check(files: Mapping[str, Path], baseline_path: Path = BASELINE) -> list[str
                 misses.append(f"{bench}: hashline's undo safety targets missed")
             if not payload.get("review", {"met": True})["met"]:
                 misses.append(f"{bench}: hashline's review safety targets missed")
+            if not payload.get("twin", {"met": True})["met"]:
+                misses.append(f"{bench}: hashline's twin-edit safety targets missed")
             misses += [f"{bench}: not measured: {why}" for why in payload.get("missing", [])]
             continue
         for row in payload:

@@ -80,6 +80,10 @@ def check_safety(payload: Any, stdout: str) -> None:
         verdict = payload["review"][row]
         assert (verdict["lost"], verdict["wrong_cell"], verdict["corrupted"]) == (0, 0, 0)
     assert payload["review"]["part_decoys"] > 0
+    twin = payload["twin"]  # a stale edit after another agent's edit of the same cell
+    assert "== a stale edit after another agent's edit of the same cell" in stdout
+    assert twin["met"] is True and twin["rows"] > 0 and twin["rejected"] > 0
+    assert (twin["lost"], twin["wrong_cell"], twin["corrupted"], twin["unexplained"]) == (0,) * 4
     # the peers' known failure modes show up, so the table can tell strategies apart
     outcomes = {(row["strategy"], row["outcome"]) for row in payload["results"]}
     assert ("cell-index overwrite", "wrong cell") in outcomes

@@ -8,7 +8,10 @@ Invariants:
   its tag's stored snapshot equals the live text (tags can collide, so the text is compared),
   or when every anchor maps to the live text safely (insert head/tail only; the filesystem's
   `LineRebaser`; else the plain text rule of recovery.py, a three-way line merge). Everything
-  else is rejected.
+  else is rejected. An edit must also rebase onto every version the store recorded since its
+  read (another agent's edit landed there): one it conflicts with refuses it even where the
+  live text seems to take it (a copy of the text it read, pasted after that edit, or the very
+  text it read, put back).
 - Every rejection leaves files untouched and records the live text, so its tag becomes known.
 - A whole-file write replaces an existing file only under the tag of the version it replaces,
   or with `overwrite` where this patcher allows it (replace_guard.py); new files need neither.
@@ -469,6 +472,9 @@ class Patcher:
         # Line numbers refer to the text the agent read: check them there, before anything else.
         validate_edits(section.edits, line_count(snapshot.text), section.header)
         if snapshot.text == live.text:
+            conflict = self._conflict_since(section, live, snapshot)
+            if conflict is not None:  # the file went back to the text read after another edit
+                raise self._stale(section, live, conflict)
             return self._prepare_fresh(section, live)
         if section.edge_only:
             return self._prepare_edges(section, live, snapshot)
@@ -494,6 +500,8 @@ class Patcher:
     def _prepare_stale(self, section: PatchSection, live: _Live, snapshot: Snapshot) -> _Prepared:
         warnings = self._check_seen(section, live.key, snapshot.text)
         outcome = self._rebase(section.path, snapshot.text, live.text, section.footprint())
+        if not isinstance(outcome, RebaseRefusal):
+            outcome = self._conflict_since(section, live, snapshot) or outcome
         if isinstance(outcome, RebaseRefusal):
             raise self._stale(section, live, outcome)
         edits, refusal = _remap(section.edits, outcome.mapping, outcome.rows)
@@ -568,6 +576,33 @@ class Patcher:
                 "send it again."
             )
         return (f"{path} {said}: written as sent; fix it with an edit.",)
+
+    def _conflict_since(
+        self, section: PatchSection, live: _Live, snapshot: Snapshot
+    ) -> RebaseRefusal | None:
+        """The refusal when the edit does not rebase onto a version of the file the store
+        recorded after the read (newest first, down to the read; the live text itself left
+        out): another agent's edit that landed since, or a read that showed a change. The live
+        text may then look as the agent read it where it is not (a person's pasted copy of the
+        cell as read, after another agent's edit changed or deleted the cell), so it proves
+        nothing either."""
+        head = self.store.head(live.key)
+        if head is None or head.text == snapshot.text:  # nothing recorded since (the usual case)
+            return None
+        footprint = section.footprint()
+        for version in self.store.history(live.key):
+            if version.text == snapshot.text:
+                return None  # older versions were recorded before the read
+            if version.text == live.text:
+                continue
+            step = self._rebase(section.path, snapshot.text, version.text, footprint)
+            if isinstance(step, RebaseRefusal):
+                return RebaseRefusal(
+                    "an edit or a save recorded after your read already conflicts with yours "
+                    f"(there, {step.reason}), so the current text cannot prove where your edit "
+                    "belongs (the cell you read may now be someone's copy)"
+                )
+        return None
 
     def _rebase(
         self, path: str, snapshot_text: str, live_text: str, footprint: Footprint

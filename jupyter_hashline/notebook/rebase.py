@@ -25,8 +25,13 @@ when cells are inserted or deleted, so for those cells the two projections' cell
 aligned by content: unique content, or the match every minimal alignment agrees on (identical
 twins around a change are refused). An id several cells share (a pasted copy: the projection
 shows the copies under distinct ids, `IdNotes` says which) is resolved by context: the one copy
-whose neighbouring cells are those the agent read, and which holds the text the agent read
-unless no copy does; anything else is refused, never guessed.
+whose neighbouring cells are those the agent read and which holds the text the agent read.
+Anything else is refused, never guessed: a copy holding the read text away from the read's
+place, and also a copy in the read's place whose text changed (the original, changed, or a
+copy pasted over its place and changed: nothing in the two texts tells which), even where no
+other copy holds the read text. A cell whose only copy left is a pasted one (another agent's
+edit deleted or renamed the original) looks, in these two texts, like the cell moved: the
+patcher checks the edit against the versions recorded since the read for that.
 
 Invariants: pure (texts in, a mapping or a refusal out). Lines asked in a run of consecutive
 numbers stay consecutive after mapping, or the edit is refused. A refusal shows the rows within
@@ -239,18 +244,14 @@ class _Locator:
         return [self._live[i] for i in self._by_key.get(key, [])]
 
     def _resolve(self, index: int, found: Sequence[int]) -> int | _Found | None:
-        """The one candidate whose neighbours are the ones the agent read, and which holds the
-        text the agent read unless another candidate does not either; else ambiguous."""
+        """The one candidate whose neighbours are the ones the agent read and which holds the
+        text the agent read; else ambiguous (a changed candidate in the read's place may be a
+        copy pasted there as well as the original)."""
         if not found:
             return None
         fits = [i for i in found if self._context_fits(index, i)]
-        if len(fits) == 1:
-            choice, cell = fits[0], self._snap[index]
-            others = [i for i in found if i != choice]
-            if _same(cell, self._live[choice]) or not any(
-                _same(cell, self._live[i]) for i in others
-            ):
-                return choice
+        if len(fits) == 1 and _same(self._snap[index], self._live[fits[0]]):
+            return fits[0]
         return _Found.AMBIGUOUS
 
     def _context_fits(self, index: int, live_index: int) -> bool:

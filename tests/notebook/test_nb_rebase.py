@@ -340,3 +340,97 @@ def test_the_shortcut_declines_lines_near_the_change_and_marker_rows() -> None:
     assert inside.mapping == general.mapping == {14: 15}
     marker_row = Footprint(frozenset({2}), rows=("# %% [code]",))
     assert _away_from_the_change(before, after, marker_row) is None
+
+
+# -- after another agent's edit of the same cell -----------------------------------------------
+
+
+async def two_agents_read(raw: str) -> tuple[InMemoryFilesystem, Patcher, Patcher, str]:
+    """Agents A and B read one notebook through one store (as a server's workspace has it)."""
+    inner, store = InMemoryFilesystem({"n.ipynb": raw}), InMemorySnapshotStore()
+    fs = NotebookFilesystem(inner)
+    a, b = (Patcher(fs, store, agent=name) for name in ("a", "b"))
+    tag = (await a.read("n.ipynb")).tag
+    assert (await b.read("n.ipynb")).tag == tag
+    return inner, a, b, tag
+
+
+DELETE_LOAD = [{"op": "delete", "start": 5, "end": 8}]  # the marker and lines of `load`
+REPLACE_LOAD = [{"op": "replace", "start": 7, "end": 7, "lines": ["df = None"]}]
+
+
+def pasted_copy_after(edit: list[dict[str, Any]], renamed: bool) -> str:
+    """The person's save after A's `edit` of `load`: a copy of `load` as the agents read it
+    pasted at the top (same id), A's edit kept below; `renamed`: the save repaired the
+    duplicate id, renaming the later cell (A's), as nbformat's validation does."""
+    cells = [four_cells()[2], *four_cells()]
+    if edit is DELETE_LOAD:
+        del cells[3]
+    else:
+        cells[3].source = TARGET.replace("df = pd.read_csv('sales.csv')", "df = None")
+        if renamed:
+            cells[3].id = "d6a4c0b2"
+    return notebook(*cells)
+
+
+@pytest.mark.parametrize(
+    ("edit", "renamed"),
+    [(DELETE_LOAD, False), (REPLACE_LOAD, False), (REPLACE_LOAD, True)],
+    ids=["delete, the copy left alone", "replace, copies share the id", "replace, repaired"],
+)
+async def test_a_stale_twin_of_a_landed_edit_never_lands_on_the_persons_copy(
+    edit: list[dict[str, Any]], renamed: bool
+) -> None:
+    """A's edit lands; the person pastes a copy of the cell as both agents read it and saves;
+    B's same edit, stale now, finds the text it read only in the copy: refused, never applied
+    there (the copy is the person's, and B's edit is already in the notebook)."""
+    inner, a, b, tag = await two_agents_read(notebook(*four_cells()))
+    await a.apply({"path": "n.ipynb", "tag": tag, "edits": edit})
+    inner.set("n.ipynb", pasted_copy_after(edit, renamed))
+    before = inner.get("n.ipynb")
+    with pytest.raises(StaleTagError, match=r"[Rr]e-read") as refused:
+        await b.apply({"path": "n.ipynb", "tag": tag, "edits": edit})
+    assert inner.get("n.ipynb") == before
+    assert "Nothing was written" in refused.value.message
+
+
+async def test_a_cell_put_back_where_another_agent_deleted_it_is_not_deleted_again() -> None:
+    """The person pastes the deleted cell back where it was: the file is the very text B read,
+    yet B's delete would delete the person's cell. Refused: the delete already happened."""
+    inner, a, b, tag = await two_agents_read(notebook(*four_cells()))
+    await a.apply({"path": "n.ipynb", "tag": tag, "edits": DELETE_LOAD})
+    inner.set("n.ipynb", notebook(*four_cells()))
+    with pytest.raises(StaleTagError, match=r"cell load .* was deleted"):
+        await b.apply({"path": "n.ipynb", "tag": tag, "edits": DELETE_LOAD})
+    assert inner.get("n.ipynb") == notebook(*four_cells())
+
+
+async def test_another_agents_edit_elsewhere_still_lets_a_stale_edit_land() -> None:
+    """The versions recorded since a read only refuse an edit they conflict with."""
+    inner, a, b, tag = await two_agents_read(notebook(*four_cells()))
+    await a.apply({"path": "n.ipynb", "tag": tag, "edits": [
+        {"op": "replace", "start": 10, "end": 10, "lines": ["df.plot(kind='bar')"]}
+    ]})  # fmt: skip
+    cells = four_cells()
+    cells[3].source = "df.plot(kind='bar')"
+    cells[0].source = "# Title, by a person"
+    inner.set("n.ipynb", notebook(*cells))
+    await b.apply({"path": "n.ipynb", "tag": tag, "edits": REPLACE_LOAD})
+    after = cells_of(inner.get("n.ipynb"))
+    assert after[2] == ("load", TARGET.replace("df = pd.read_csv('sales.csv')", "df = None"))
+    assert after[0] == ("intro", "# Title, by a person") and after[3][1] == "df.plot(kind='bar')"
+
+
+def test_a_changed_cell_beside_a_changed_copy_is_refused_not_guessed() -> None:
+    """Copies of one id, none holding the text the agent read: the one where the agent read
+    it may be the original or a copy pasted over its place; nothing proves which."""
+    snapshot = project_notebook(json.loads(notebook(*four_cells())))
+    cells = four_cells()
+    cells[2].source = TARGET + "\ndf.tail()"
+    copy_ = four_cells()[2]
+    copy_.source = "df = load()"
+    live = project_notebook(json.loads(notebook(copy_, *cells)))
+    notes = IdNotes(shared={"load": "load", "load-2": "load"})
+    outcome = rebase_lines(snapshot, live, {6}, IdNotes(), notes)
+    assert not isinstance(outcome, LineRebase)
+    assert "copies sharing one id" in outcome.reason
