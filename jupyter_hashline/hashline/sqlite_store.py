@@ -79,7 +79,18 @@ _LEAVE_WAL_WAIT_S = 0.25
 _log = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
-_SCHEMA = """
+_SEEN_RUNS = """
+CREATE TABLE seen_runs (
+    version_id INTEGER NOT NULL REFERENCES versions (id) ON DELETE CASCADE,
+    agent BLOB NOT NULL,
+    first INTEGER NOT NULL,
+    last INTEGER NOT NULL,
+    PRIMARY KEY (version_id, agent, first)
+) WITHOUT ROWID;
+"""
+"""Seen lines as runs (line_runs.py): the table made new and by the version-3 migration."""
+_SCHEMA = (
+    """
 CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 INSERT INTO counters (name, value) VALUES ('seq', 0);
 CREATE TABLE paths (path BLOB PRIMARY KEY, used_seq INTEGER NOT NULL);
@@ -101,14 +112,9 @@ CREATE INDEX versions_by_path ON versions (path, seq);
 CREATE INDEX versions_by_tag ON versions (path, tag, seq);
 CREATE INDEX versions_by_text ON versions (path, text_sha256);
 CREATE INDEX versions_by_base ON versions (base_id);
-CREATE TABLE seen_runs (
-    version_id INTEGER NOT NULL REFERENCES versions (id) ON DELETE CASCADE,
-    agent BLOB NOT NULL,
-    first INTEGER NOT NULL,
-    last INTEGER NOT NULL,
-    PRIMARY KEY (version_id, agent, first)
-) WITHOUT ROWID;
 """
+    + _SEEN_RUNS
+)
 _MIGRATE_FROM_1 = """
 CREATE TABLE seen_v2 (
     version_id INTEGER NOT NULL REFERENCES versions (id) ON DELETE CASCADE,
@@ -130,15 +136,9 @@ ALTER TABLE versions ADD COLUMN hidden INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX versions_by_base ON versions (base_id);
 PRAGMA user_version = 3
 """
-_MIGRATE_FROM_3 = """
-CREATE TABLE seen_runs (
-    version_id INTEGER NOT NULL REFERENCES versions (id) ON DELETE CASCADE,
-    agent BLOB NOT NULL,
-    first INTEGER NOT NULL,
-    last INTEGER NOT NULL,
-    PRIMARY KEY (version_id, agent, first)
-) WITHOUT ROWID;
-INSERT INTO seen_runs (version_id, agent, first, last)
+_MIGRATE_FROM_3 = (
+    _SEEN_RUNS
+    + """INSERT INTO seen_runs (version_id, agent, first, last)
     SELECT version_id, agent, MIN(line), MAX(line) FROM (
         SELECT version_id, agent, line,
             line - ROW_NUMBER() OVER (PARTITION BY version_id, agent ORDER BY line) AS island
@@ -147,6 +147,7 @@ INSERT INTO seen_runs (version_id, agent, first, last)
 DROP TABLE seen;
 PRAGMA user_version = 4
 """
+)
 _MIGRATIONS = ((1, _MIGRATE_FROM_1), (2, _MIGRATE_FROM_2), (3, _MIGRATE_FROM_3))
 # version-1 seen lines get agents; version-2 versions may be deltas; version-3 seen lines (one
 # row a line) become runs (consecutive lines share a number less their rank: one island a run)
