@@ -14,6 +14,9 @@ Invariants:
   reused. The cache is keyed by object identity, so it is only for notebooks whose cells are
   treated as immutable values (the notebook layer never mutates a cell in place; merging copies
   the cells it changes). Without a cache every call serializes everything.
+- `cell_json_reusing(cell, old, old_json)` is `cell_json(cell)` whenever `old_json` is
+  `cell_json(old)`: it copies the JSON of the values `cell` shares with `old` (the very
+  objects) and writes the rest, and declines (None) bytes laid out otherwise.
 - Outputs and attachments may come as nbformat stores them (lists of lines) or as nbformat
   reads them (joined strings): both are written the way nbformat writes what it read.
 - Validation is not done here (see `validation.py`): nbformat.writes validates the whole
@@ -130,6 +133,46 @@ def cell_json(cell: Any, cache: CellJsonCache | None = None) -> str:
     if cache is not None:
         cache.put(cell, text)
     return text
+
+
+_CELL_OPEN = b'{\n   "'  # a cell's first key, at depth 3
+_CELL_ITEM = b',\n   "'  # between two keys of a cell: a JSON string holds no raw line break,
+# so exactly three spaces then a quote after one occur only there
+_CELL_CLOSE = b"\n  }"
+
+
+def cell_json_reusing(cell: Any, old: Any, old_json: bytes) -> bytes | None:
+    """`cell_json(cell)` as UTF-8, reusing from `old_json` (the bytes `cell_json(old)` gives)
+    the JSON of every value `cell` holds under the same key as `old` (the very object), so an
+    edit of a cell's source does not write its outputs again. None when `old_json` is not laid
+    out as such bytes are (the caller serializes the cell). Raises `UnicodeEncodeError` for
+    text that cannot be UTF-8 (a lone surrogate)."""
+    if not (isinstance(cell, Mapping) and isinstance(old, Mapping) and cell and old):
+        return None
+    if not all(type(key) is str for key in (*cell, *old)):
+        return None
+    if not (old_json.startswith(_CELL_OPEN) and old_json.endswith(_CELL_CLOSE)):
+        return None
+    keys = sorted(old)
+    pieces = old_json[len(_CELL_OPEN) : -len(_CELL_CLOSE)].split(_CELL_ITEM)
+    if len(pieces) != len(keys):
+        return None
+    kept: dict[str, bytes] = {}
+    for key, piece in zip(keys, pieces, strict=True):
+        if not piece.startswith(_encode_str(key)[1:].encode("utf-8") + b": "):
+            return None
+        kept[key] = piece
+    same_type = cell.get("cell_type") == old.get("cell_type")  # outputs are stored by type
+    disk: dict[str, Any] | None = None
+    parts: list[bytes] = []
+    for key in sorted(cell):
+        shared = key in old and old[key] is cell[key] and (same_type or key != "outputs")
+        found = kept.get(key) if shared else None
+        if found is None:
+            disk = disk_cell(cell) if disk is None else disk
+            found = (_encode_str(key)[1:] + ": " + _dump(disk[key], "\n   ")).encode("utf-8")
+        parts.append(found)
+    return _CELL_OPEN + _CELL_ITEM.join(parts) + _CELL_CLOSE
 
 
 def disk_cell(cell: Mapping[str, Any]) -> dict[str, Any]:

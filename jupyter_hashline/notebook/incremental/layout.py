@@ -27,7 +27,9 @@ Invariants:
   strings) fail on the first check that sees it (keep.py writes those in their own layout).
 - `assemble` gives `serialize_notebook(merged)`'s text for a notebook whose unchanged cells (the
   very objects of the loaded notebook) keep their bytes: one slice per run of unchanged cells,
-  the serializer only for changed and new cells (and the top level when it changed).
+  the serializer only for changed and new cells (and the top level when it changed); a changed
+  cell whose old version's bytes may be reused takes from them the JSON of every value it kept
+  (`cell_json_reusing`: an edit of a source does not write the cell's outputs again).
 - Both return the layout of the text they describe, so a text this module built never needs
   checking again.
 """
@@ -38,7 +40,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..serialize import cell_json, serialize_notebook
+from ..serialize import cell_json, cell_json_reusing, serialize_notebook
 from .cellmatch import CellMatch, match_cells
 
 HEAD = b'{\n "cells": [\n  '
@@ -202,7 +204,7 @@ def assemble(
     if not cells or tail is None:
         return None
     match = match or match_cells(base.get("cells", []), cells)
-    return build(raw, layout, cells, match, CellWriting(HEAD, SEPARATOR, _nbformat_cell), tail)
+    return build(raw, layout, cells, match, NBFORMAT_WRITING, tail, base.get("cells", []))
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,10 +215,15 @@ class CellWriting:
     head: bytes
     separator: bytes
     render: Callable[[Any], bytes]
+    rerender: Callable[[Any, Any, bytes], bytes | None] | None = None
+    """A cell's bytes from an old version of it and that version's bytes (None: `render`)."""
 
 
 def _nbformat_cell(cell: Any) -> bytes:
     return cell_json(cell).encode("utf-8")
+
+
+NBFORMAT_WRITING = CellWriting(HEAD, SEPARATOR, _nbformat_cell, cell_json_reusing)
 
 
 def build(
@@ -226,19 +233,43 @@ def build(
     match: CellMatch,
     writing: CellWriting,
     tail: bytes,
+    old_cells: Sequence[Any] = (),
 ) -> tuple[bytes, CellLayout]:
     """The file holding `cells` (matched to the old cells of `raw` by `match`), written as
-    `writing` says, slices of `raw` for the kept cells, and the layout of those bytes."""
+    `writing` says, slices of `raw` for the kept cells, and the layout of those bytes. Given
+    the `old_cells` (those `raw` holds), a changed cell is written from the bytes of the old
+    cell of its id (`writing.rerender`) where the layout lets them be reused."""
     builder = _Builder(raw, layout, writing)
     builder.kept(0, match.head, cells)
+    before = _replaced(match, old_cells, layout) if writing.rerender is not None else {}
     for index in range(match.head, len(cells) - match.tail):
         found = match.between.get(index)
         if found is None:
-            builder.serialized(cells[index])
+            cell = cells[index]
+            old = before.get(cell.get("id")) if before and isinstance(cell, Mapping) else None
+            builder.serialized(cell, None if old is None else (old_cells[old], old))
         else:
             builder.kept(found, found + 1, cells[index : index + 1])
     builder.kept(match.old_count - match.tail, match.old_count, cells[len(cells) - match.tail :])
     return builder.finish(tail)
+
+
+def _replaced(match: CellMatch, old_cells: Sequence[Any], layout: CellLayout) -> dict[Any, int]:
+    """The old cells no new cell is (between the shared runs) whose bytes may be reused, by
+    id: the earlier versions of the cells an edit changed (any old cell would give the same
+    bytes, as only the values a cell shares with it are reused: the id only finds the one
+    sharing most)."""
+    taken = set(match.between.values())
+    found: dict[Any, int] = {}
+    stop = min(len(old_cells), len(layout.spans), match.old_count - match.tail)
+    for index in range(match.head, stop):
+        cell = old_cells[index]
+        if index in taken or not layout.reusable(index) or not isinstance(cell, Mapping):
+            continue
+        cid = cell.get("id")
+        if isinstance(cid, str):
+            found.setdefault(cid, index)
+    return found
 
 
 def _same_top(base: Mapping[str, Any], merged: Mapping[str, Any]) -> bool:
@@ -268,9 +299,14 @@ class _Builder:
             done = index + 1
         self._slice(done, stop)
 
-    def serialized(self, cell: Any) -> None:
+    def serialized(self, cell: Any, old: tuple[Any, int] | None = None) -> None:
+        """`cell` written anew; `old`: an earlier version of it and its index in `raw`."""
         self._separate()
-        text = self.writing.render(cell)
+        text: bytes | None = None
+        if old is not None and self.writing.rerender is not None:
+            start, end = self.layout.spans[old[1]]
+            text = self.writing.rerender(cell, old[0], self.raw[start:end])
+        text = self.writing.render(cell) if text is None else text
         self.parts.append(text)
         self.spans.append((self.pos, self.pos + len(text)))
         self.pos += len(text)

@@ -19,7 +19,7 @@ from jupyter_hashline.notebook import load_notebook, serialize_notebook
 from jupyter_hashline.notebook.incremental import layout
 from jupyter_hashline.notebook.incremental.cellmatch import match_cells
 from jupyter_hashline.notebook.incremental.layout import assemble
-from jupyter_hashline.notebook.serialize import cell_json
+from jupyter_hashline.notebook.serialize import cell_json, cell_json_reusing
 
 
 def stored(nb: dict[str, Any], as_string: set[int]) -> bytes:
@@ -37,10 +37,18 @@ def stored(nb: dict[str, Any], as_string: set[int]) -> bytes:
 def edited(cells: list[Any], data: st.DataObject) -> list[Any]:
     """A new list of cells: most the very objects of `cells`, some changed, added, moved."""
     new = list(cells)
-    for change in data.draw(st.lists(st.sampled_from(["edit", "add", "drop", "move"]), max_size=4)):
+    changes = st.sampled_from(["edit", "meta", "retype", "clear", "add", "drop", "move"])
+    for change in data.draw(st.lists(changes, max_size=4)):
         at = data.draw(st.integers(0, max(0, len(new) - 1)))
         if change == "edit" and new:
             new[at] = {**new[at], "source": data.draw(sources)}
+        elif change == "meta" and new:  # a value beside the source changes, the rest is kept
+            new[at] = {**new[at], "metadata": {"tags": ["x"], "trusted": True}}
+        elif change == "retype" and new:  # outputs are stored by cell type: kept, not reused
+            kind = "markdown" if new[at]["cell_type"] == "code" else "code"
+            new[at] = {**new[at], "cell_type": kind}
+        elif change == "clear" and new and "outputs" in new[at]:
+            new[at] = {**new[at], "outputs": [], "execution_count": None}
         elif change == "add":
             new.insert(at, {"cell_type": "raw", "metadata": {}, "source": data.draw(sources)})
         elif change == "drop" and len(new) > 1:
@@ -155,3 +163,45 @@ def test_the_layout_sample_passes_over_cells_of_output_data(monkeypatch: Any) ->
     assert layout.find_layout(raw, loaded.nb, loaded.survey.suspect) is not None
     assert sizes and max(sizes) < 200_000, sizes  # no image cell was serialized
     assert any(size > 90_000 for size in sizes), sizes  # the 100 KB source cell was
+
+
+@settings(max_examples=300, deadline=None)
+@given(notebooks(min_cells=1), st.data())
+def test_a_changed_cell_written_from_its_old_bytes_is_what_serializing_gives(
+    nb: dict[str, Any], data: st.DataObject
+) -> None:
+    old = nb["cells"][data.draw(st.integers(0, len(nb["cells"]) - 1))]
+    new = edited([old], data)
+    for cell in new:
+        reused = cell_json_reusing(cell, old, cell_json(old).encode("utf-8"))
+        assert reused == cell_json(cell).encode("utf-8")
+
+
+def test_a_changed_cell_takes_its_kept_values_from_the_old_bytes() -> None:
+    """Planted: the old bytes hold a marker where the outputs were, so the result shows
+    whether the outputs were copied (the marker) or written again (the real outputs)."""
+    old = {
+        "cell_type": "code", "execution_count": 1, "id": "a", "metadata": {},
+        "outputs": [{"output_type": "stream", "name": "stdout", "text": "big\n"}],
+        "source": "print('big')",
+    }  # fmt: skip
+    text = cell_json(old).encode("utf-8")
+    start = text.index(b'"outputs": ') + len(b'"outputs": ')
+    end = text.index(b',\n   "source"')
+    planted = text[:start] + b'"marker"' + text[end:]
+    new = {**old, "source": "print('small')"}
+    reused = cell_json_reusing(new, old, planted)
+    assert reused is not None and b'"outputs": "marker"' in reused
+    assert b"print('small')" in reused
+    fresh = cell_json_reusing({**new, "outputs": []}, old, planted)
+    assert fresh == cell_json({**new, "outputs": []}).encode("utf-8")
+
+
+def test_old_bytes_not_laid_out_as_the_serializer_writes_are_not_reused() -> None:
+    old = {"cell_type": "markdown", "id": "a", "metadata": {}, "source": "x"}
+    new = {**old, "source": "y"}
+    indented_two = json.dumps(old, indent=2, sort_keys=True).encode()
+    unsorted = cell_json(old).encode().replace(b'"cell_type": "markdown"', b'"zz": 1')
+    for odd in (indented_two, unsorted, b"{}", cell_json(old).encode()[:-1]):
+        assert cell_json_reusing(new, old, odd) is None
+    assert cell_json_reusing({}, old, cell_json(old).encode()) is None
