@@ -24,7 +24,7 @@ from .rebase import rebase_lines
 from .repair import repairs_between
 from .restore import capturing_removed, restoring_cells
 from .serialize import CellJsonCache, serialize_notebook
-from .trust import NbformatNotary, Notary, SigningKey, notebook_digest
+from .trust import NbformatNotary, Notary, SigningKey, data_dir_notary, notebook_digest
 
 __all__ = [
     "LAYOUTS",
@@ -46,6 +46,7 @@ __all__ = [
     "cell_outputs",
     "collect_figures",
     "contents_model",
+    "data_dir_notary",
     "display_ids",
     "is_notebook_path",
     "is_paired",

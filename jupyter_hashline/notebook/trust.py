@@ -65,6 +65,7 @@ __all__ = [
     "Notary",
     "SigningKey",
     "TrustKeeper",
+    "data_dir_notary",
     "dropped_outputs",
     "fingerprints",
     "notebook_digest",
@@ -335,3 +336,27 @@ class TrustKeeper:
             while len(self._digests) > self._cache_size:
                 self._digests.popitem(last=False)
         return digest
+
+
+class _DataDirNotary:
+    """Jupyter's notary over a data dir, made on first use once that dir holds both a secret
+    and a signature database (a machine that never signed gets neither created)."""
+
+    def __init__(self, data_dir: str) -> None:
+        self.data_dir = data_dir
+        self._notary: Any = None
+
+    def __call__(self) -> Any:
+        if self._notary is None:
+            folder = Path(self.data_dir)
+            if (folder / "notebook_secret").is_file() and (folder / "nbsignatures.db").is_file():
+                from nbformat.sign import NotebookNotary
+
+                self._notary = NotebookNotary(data_dir=self.data_dir)
+        return self._notary
+
+
+def data_dir_notary(data_dir: str) -> NbformatNotary:
+    """The notary a local Jupyter uses with this data dir (its `nbsignatures.db` and
+    `notebook_secret`), for surfaces that write notebooks without a server (CLI, MCP)."""
+    return NbformatNotary(_DataDirNotary(data_dir))

@@ -26,6 +26,7 @@ def test_exported_members() -> None:
         "cell_outputs",
         "collect_figures",
         "contents_model",
+        "data_dir_notary",
         "display_ids",
         "is_notebook_path",
         "is_paired",
