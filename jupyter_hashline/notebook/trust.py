@@ -201,16 +201,34 @@ def notebook_digest(
     return mac.hexdigest()
 
 
-def _unsafe_outputs(nb: Mapping[str, Any]) -> Iterator[Any]:
-    """The outputs Jupyter distrusts in an unsigned notebook, cell by cell."""
+def _output_lists(nb: Mapping[str, Any]) -> list[list[Any]]:
+    """The `outputs` lists of the notebook's code cells (what Jupyter's trust looks at)."""
     cells = nb.get("cells")
+    lists: list[list[Any]] = []
     for cell in cells if isinstance(cells, list) else ():
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
-            continue
-        outputs = cell.get("outputs")
-        for output in outputs if isinstance(outputs, list) else ():
-            if _distrusted(output):
-                yield output
+        if isinstance(cell, dict) and cell.get("cell_type") == "code":
+            outputs = cell.get("outputs")
+            if isinstance(outputs, list) and outputs:
+                lists.append(outputs)
+    return lists
+
+
+def _unsafe(lists: Iterable[list[Any]]) -> list[Any]:
+    """The outputs of these lists Jupyter distrusts in an unsigned notebook."""
+    return [output for outputs in lists for output in outputs if _distrusted(output)]
+
+
+def _apart(one: Mapping[str, Any], other: Mapping[str, Any]) -> list[Any]:
+    """The distrusted outputs of `one` that are not the very objects `other` holds. Lists a
+    write kept (every cell it did not touch, and the cells whose source alone changed) are
+    passed over whole, so this costs a look per cell, not per output."""
+    held = _output_lists(other)
+    same = {id(outputs) for outputs in held}
+    apart = _unsafe(outputs for outputs in _output_lists(one) if id(outputs) not in same)
+    if not apart:
+        return apart
+    known = {id(output) for outputs in held for output in outputs}
+    return [output for output in apart if id(output) not in known]
 
 
 def _distrusted(output: Any) -> bool:
@@ -239,20 +257,17 @@ def outputs_known(
 
     Outputs the write kept are the very objects `old` holds (found by identity, so only the
     others are compared by value)."""
-    before = list(_unsafe_outputs(old))
-    held = {id(output) for output in before}
-    others = [output for output in _unsafe_outputs(new) if id(output) not in held]
+    others = _apart(new, old)
     if not others:
         return True
-    unknown = fingerprints(others) - fingerprints(before)
+    unknown = fingerprints(others) - fingerprints(_unsafe(_output_lists(old)))
     return all(fingerprint in vouched for fingerprint in unknown)
 
 
 def dropped_outputs(old: Mapping[str, Any], new: Mapping[str, Any]) -> set[bytes]:
     """Fingerprints of the distrusted outputs of `old` that `new` no longer holds (a deleted
     cell's, a cleared or re-run cell's)."""
-    kept = {id(output) for output in _unsafe_outputs(new)}
-    gone = [output for output in _unsafe_outputs(old) if id(output) not in kept]
+    gone = _apart(old, new)
     return fingerprints(gone) if gone else set()
 
 
