@@ -29,11 +29,14 @@ pytest_plugins = [
 def isolated_session_settings(
     monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[None]:
-    """No test reads the developer's Jupyter config or keyring: agent sessions resolve their
-    provider, model, URL and key from those, and a desktop keyring may even prompt."""
+    """No test reads the developer's Jupyter config or keyring (agent sessions resolve their
+    provider, model, URL and key from those, and a desktop keyring may even prompt), nor
+    signs notebooks in the developer's notary (directory mode keeps trust by default)."""
     empty = tmp_path_factory.getbasetemp() / "empty-jupyter-config"
     empty.mkdir(exist_ok=True)
     monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(empty))
+    # nor signs notebooks in the developer's trust database (tests that sign give their own)
+    monkeypatch.setenv("JUPYTER_HASHLINE_TRUST", "off")
     monkeypatch.delenv("JUPYTER_CONFIG_PATH", raising=False)
     try:
         import keyring

@@ -24,6 +24,7 @@ from .rebase import rebase_lines
 from .repair import repairs_between
 from .restore import capturing_removed, restoring_cells
 from .serialize import CellJsonCache, serialize_notebook
+from .trust import NbformatNotary, Notary, SigningKey, data_dir_notary, notebook_digest
 
 __all__ = [
     "LAYOUTS",
@@ -34,14 +35,18 @@ __all__ = [
     "Figures",
     "InvalidNotebookError",
     "LoadedNotebook",
+    "NbformatNotary",
+    "Notary",
     "NotebookFilesystem",
     "PairedDiskFilesystem",
     "ProjectedCell",
+    "SigningKey",
     "WriteGuard",
     "capturing_removed",
     "cell_outputs",
     "collect_figures",
     "contents_model",
+    "data_dir_notary",
     "display_ids",
     "is_notebook_path",
     "is_paired",
@@ -49,6 +54,7 @@ __all__ = [
     "load_notebook",
     "merge_projection",
     "new_notebook",
+    "notebook_digest",
     "output_summary",
     "parse_notebook_text",
     "parse_projection",

@@ -33,6 +33,9 @@ Invariants:
 - A `WriteGuard` given to the filesystem sees every notebook projection a read returns and is
   asked before every notebook write (it may refuse it by raising): the seam for storages that
   change under the engine's feet, such as a notebook open in a collaborative room.
+- With a `Notary` (Jupyter's signature store), a trusted notebook stays trusted across writes
+  exactly as trust.py's rule says, once the write has landed: signing never fails or undoes a
+  write, and a filesystem without one signs nothing.
 - Optional capabilities of the engine: `ViewAnnotator` (output summaries), `CellSelector`
   (lines of named cells) and `LineRebaser` (cell-aware recovery of stale edits: cells found by
   id, not by line), the latter two for the hashline projection only.
@@ -86,6 +89,7 @@ from .projection import cell_source, parse_projection
 from .rebase import rebase_lines
 from .repair import repair_cells
 from .serialize import CellJsonCache, serialize_notebook
+from .trust import Notary, TrustKeeper
 from .validation import top_structure_problem
 from .validity import check_write, remember_problem, still_invalid
 
@@ -248,9 +252,11 @@ class NotebookFilesystem(Filesystem):
         cache_size: int = 16,
         layout: str = "keep",
         guard: WriteGuard | None = None,
+        notary: Notary | None = None,
     ) -> None:
         self.inner = checked_filesystem(inner)
         self.guard = guard
+        self.trust = TrustKeeper(notary) if notary is not None else None
         self.layout = check_layout(layout)
         self.projection = projection if projection == HASHLINE else check_format(projection)
         self.clear_outputs_on_edit = clear_outputs_on_edit
@@ -299,10 +305,11 @@ class NotebookFilesystem(Filesystem):
         base = current.nb if current is not None else None
         landed = await self._write_notebook(path, written, base)
         data = _landed_bytes(written, landed)
-        view = await offloaded(size, lambda: self._view(self._landed(path, written, data)))
+        loaded, view = await offloaded(size, lambda: self._landed_view(path, written, data))
         notes, warnings = split_notes(reports)
+        trust = await self._keep_trust(path, current, loaded)
         said = landed or WriteResult("")
-        return WriteResult(view, (*warnings, *said.warnings), (*notes, *said.notes))
+        return WriteResult(view, (*warnings, *said.warnings), (*notes, *said.notes, *trust))
 
     def _planned(
         self, path: str, current: LoadedNotebook | None, content: str
@@ -401,8 +408,11 @@ class NotebookFilesystem(Filesystem):
             notes = (*notes, *_invalid_notes(path, written, problem))
         landed = await self._write_notebook(path, written, current.nb)
         loaded = self._landed(path, written, _landed_bytes(written, landed))
+        trust = await self._keep_trust(path, current, loaded, ran=True)
         said = landed or WriteResult("")
-        return WriteResult(self._view(loaded), (*warnings, *notes, *said.warnings), said.notes)
+        return WriteResult(
+            self._view(loaded), (*warnings, *notes, *said.warnings), (*said.notes, *trust)
+        )
 
     def view_of(self, path: str, text: str) -> str:
         """What a read of notebook `path` shows when its file holds `text` (e.g. the file as a
@@ -510,6 +520,15 @@ class NotebookFilesystem(Filesystem):
             return None
         return await self._inner_write(path, data.decode("utf-8"))
 
+    async def _keep_trust(
+        self, path: str, old: LoadedNotebook | None, new: LoadedNotebook, *, ran: bool = False
+    ) -> tuple[str, ...]:
+        """Sign the version a write landed when the version it replaced was signed (trust.py);
+        the notes to give. A new file (no `old`) was never trusted."""
+        if self.trust is None or old is None:
+            return ()
+        return await self.trust.kept(path, old, new, ran=ran)
+
     async def _read(self, path: str) -> LoadedNotebook:
         raw, text = await self._fetch(path)
         return await offloaded(
@@ -584,6 +603,12 @@ class NotebookFilesystem(Filesystem):
         if memo is not None:
             memo[("notebook", self, path)] = loaded
         return self._remember(path, loaded)
+
+    def _landed_view(
+        self, path: str, written: LoadedNotebook, landed: bytes
+    ) -> tuple[LoadedNotebook, str]:
+        loaded = self._landed(path, written, landed)
+        return loaded, self._view(loaded)
 
     def _remember(self, path: str, loaded: LoadedNotebook) -> LoadedNotebook:
         with self._lock:

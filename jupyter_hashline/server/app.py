@@ -183,6 +183,15 @@ class HashlineExtension(ExtensionApp):
         "write is always checked like an edit: a stale tag gets 409 and nothing is written. "
         "Set false to require the tag; a workspace overlay may set it false, never true.",
     ).tag(config=True)
+    keep_trust = Bool(
+        True,
+        help="Keep a trusted notebook trusted across agent edits: when the version an edit "
+        "replaces is signed in the contents manager's notary (Jupyter's notebook trust), sign "
+        "the new version too, unless it has outputs the signed version did not have (outputs "
+        "of cells the agent ran in the notebook's kernel count as a person's runs do). Set "
+        "false to leave signing to Jupyter's own saves: an agent edit then makes a trusted "
+        "notebook untrusted.",
+    ).tag(config=True)
     activity_limit = Int(200, help="How many recent edits GET activity keeps.").tag(config=True)
     max_sessions = Int(64, help="How many agent sessions the registry keeps.").tag(config=True)
     workspace_overlay = Unicode(
@@ -245,6 +254,7 @@ class HashlineExtension(ExtensionApp):
             allow_run=self.allow_run,
             allow_revert=self.allow_revert,
             allow_overwrite=self.allow_overwrite,
+            keep_trust=self.keep_trust,
             store_class=self.store_class,
             store_path=self.store_path or self._default_store_path(),
             activity_limit=self.activity_limit,

@@ -58,6 +58,7 @@ class HashlineSettings:
     allow_run: bool = True
     allow_revert: bool = True
     allow_overwrite: bool = True
+    keep_trust: bool = True
     store_class: str = "jupyter_hashline.hashline.sqlite_store.SqliteSnapshotStore"
     store_path: str = ""
     activity_limit: int = 200

@@ -14,6 +14,8 @@ Invariants:
 - Paths are resolved (confined, allowed, not hidden) by the contents filesystem before the
   engine sees them.
 - A server whose settings refuse runs builds no runner at all.
+- Notebooks are signed in the current contents manager's notary, the store Jupyter's own saves
+  and reads use, so a trusted notebook stays trusted across agent edits (`keep_trust`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any
 
 from ..hashline import SnapshotStore
 from ..kernels import CellRunner
-from ..notebook import NotebookFilesystem
+from ..notebook import NbformatNotary, NotebookFilesystem
 from ..tools import (
     ActivityLog,
     ReviewMode,
@@ -167,6 +169,12 @@ def revert_refusal(settings: HashlineSettings) -> str | None:
     return None
 
 
+def server_notary(contents_manager: Callable[[], Any]) -> NbformatNotary:
+    """The notary of the server's current contents manager (Jupyter's own signature store:
+    the one its saves sign into and its reads check)."""
+    return NbformatNotary(lambda: contents_manager().notary)
+
+
 def build_service(
     contents_manager: Callable[[], Any],
     store: SnapshotStore,
@@ -199,6 +207,7 @@ def build_service(
         projection=settings.projection,
         layout=settings.layout,
         guard=LiveWriteGuard(live) if live is not None else None,
+        notary=server_notary(contents_manager) if settings.keep_trust else None,
         runner=(lambda notebooks: runner(contents, notebooks)) if runner is not None else None,
         run_refusal=run_refusal(settings),
         seen_lines=settings.seen_lines,

@@ -15,6 +15,10 @@ Invariants:
 - `aclose()` closes the store this module opened and the workspace's runner (its kernels).
 - A notebook a killed Jupyter save left torn is recovered on read from Jupyter's `.~NAME`
   intermediate, as jupyter_server does (the torn file kept as `NAME.invalid`).
+- A trusted notebook stays trusted across edits here as through a server (notebook/trust.py),
+  signed in the notary a local Jupyter uses (`nbsignatures.db` in the Jupyter data dir), unless
+  `$JUPYTER_HASHLINE_TRUST` is `off` (or `keep_trust=False`). A machine without that
+  database gets nothing created.
 - Cells run only when the caller gives a runner (`run_with`): this package starts no kernel.
   Without one, `run_refusal` says why runs are refused (e.g. the CLI's missing `--allow-run`).
 """
@@ -30,22 +34,32 @@ from ..hashline import MountTable
 from ..hashline.patcher import SeenLinesPolicy
 from ..hashline.sqlite_store import SqliteSnapshotStore
 from ..kernels import CellRunner
-from ..notebook import NotebookFilesystem, PairedDiskFilesystem, torn_notebook
+from ..notebook import (
+    Notary,
+    NotebookFilesystem,
+    PairedDiskFilesystem,
+    data_dir_notary,
+    torn_notebook,
+)
 from .store_placement import StorePlacement, place_store
 from .wiring import open_workspace
 from .workspace import Workspace
 
 __all__ = [
     "STORE_ENV",
+    "TRUST_ENV",
     "DirectoryWorkspace",
     "RunnerFactory",
     "default_store_path",
     "default_store_placement",
+    "local_notary",
     "open_directory",
     "resolve_store_path",
 ]
 
 STORE_ENV = "JUPYTER_HASHLINE_STORE"
+TRUST_ENV = "JUPYTER_HASHLINE_TRUST"
+"""`off` (or `0`, `false`, `no`): edits in directory mode leave notebook signing to Jupyter."""
 CHOOSE_STORE_FILE = f"--store or ${STORE_ENV}; a Jupyter server: c.HashlineExtension.store_path"
 """How the store file of a directory's tools is chosen, as the store's advice names it."""
 
@@ -102,6 +116,23 @@ def resolve_store_path(root: str | os.PathLike[str], store: str | None) -> str:
     return str(placement.path)
 
 
+def local_notary(keep_trust: bool | None = None) -> Notary | None:
+    """The notary of this machine's Jupyter (its data dir, honouring `JUPYTER_DATA_DIR`), or
+    None when trust is not kept: `keep_trust` False, or None and `$JUPYTER_HASHLINE_TRUST` off."""
+    if keep_trust is None:
+        keep_trust = os.environ.get(TRUST_ENV, "").strip().lower() not in {
+            "0",
+            "off",
+            "false",
+            "no",
+        }
+    if not keep_trust:
+        return None
+    from jupyter_core.paths import jupyter_data_dir
+
+    return data_dir_notary(jupyter_data_dir())
+
+
 class DirectoryWorkspace(Workspace):
     """A `Workspace` that owns its SQLite store (closed by `aclose`)."""
 
@@ -123,6 +154,7 @@ def open_directory(
     syntax_check: str = "warn",
     run_with: RunnerFactory | None = None,
     run_refusal: str | None = None,
+    keep_trust: bool | None = None,
 ) -> DirectoryWorkspace:
     """The tools over the files under `root` (see the module docstring)."""
     folder = Path(root).resolve()
@@ -132,6 +164,7 @@ def open_directory(
     workspace = open_workspace(
         PairedDiskFilesystem(folder, unreadable=torn_notebook),
         SqliteSnapshotStore(chosen, choose_file=CHOOSE_STORE_FILE),
+        notary=local_notary(keep_trust),
         seen_lines=seen_lines,
         syntax_check=syntax_check,
         describe=f"directory {folder} (snapshots in {chosen})",

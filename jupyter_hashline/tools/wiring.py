@@ -9,6 +9,8 @@ it refuses runs. The server (`server.service`), an agent `Session` on a director
 Invariants:
 - The runner is made from the very notebook filesystem the workspace edits through, so outputs
   land where edits land.
+- With a `notary` (Jupyter's signature store), a trusted notebook stays trusted across the
+  workspace's writes (notebook/trust.py); without one nothing is signed.
 - A workspace whose runs are refused (`run_refusal`) builds no runner at all (nothing is
   started for runs that will be refused).
 """
@@ -20,7 +22,7 @@ from typing import Any, TypeVar
 
 from ..hashline import Filesystem, SnapshotStore
 from ..kernels import CellRunner
-from ..notebook import NotebookFilesystem, WriteGuard
+from ..notebook import Notary, NotebookFilesystem, WriteGuard
 from .workspace import Workspace
 
 __all__ = ["NotebookRunner", "open_workspace"]
@@ -38,6 +40,7 @@ def open_workspace(
     projection: str = "hashline",
     layout: str = "keep",
     guard: WriteGuard | None = None,
+    notary: Notary | None = None,
     runner: NotebookRunner | None = None,
     run_refusal: str | None = None,
     kind: type[W] = Workspace,  # type: ignore[assignment]
@@ -45,6 +48,8 @@ def open_workspace(
 ) -> W:
     """A `kind` workspace over `storage` seen through the notebook layer (see the module
     docstring); `options` are the workspace's own (`seen_lines`, limits, `describe`, ...)."""
-    fs = NotebookFilesystem(storage, projection=projection, layout=layout, guard=guard)
+    fs = NotebookFilesystem(
+        storage, projection=projection, layout=layout, guard=guard, notary=notary
+    )
     made = runner(fs) if runner is not None and run_refusal is None else None
     return kind(fs, store, runner=made, run_refusal=run_refusal, **options)
