@@ -142,6 +142,18 @@ def test_the_digest_of_a_cell_is_cached_by_identity_and_stays_right(tmp_path: Pa
 # -- the rule, through the notebook filesystem ------------------------------------------------
 
 
+def trusting_fs(
+    tmp_path: Path, text: str, *, sign: bool = True
+) -> tuple[NotebookNotary, InMemoryFilesystem, NotebookFilesystem]:
+    """A notary (with `text` signed, when `sign`), `text` as t.ipynb, and a notebook
+    filesystem over it that keeps trust in that notary."""
+    notary = memory_notary(tmp_path)
+    if sign:
+        notary.sign(reads(text))
+    inner = InMemoryFilesystem({"t.ipynb": text})
+    return notary, inner, NotebookFilesystem(inner, notary=NbformatNotary(lambda: notary))
+
+
 async def edited(fs: NotebookFilesystem, old: str, new: str) -> tuple[str, ...]:
     view = await fs.read_text("t.ipynb")
     assert old in view
@@ -149,11 +161,7 @@ async def edited(fs: NotebookFilesystem, old: str, new: str) -> tuple[str, ...]:
 
 
 async def test_a_trusted_notebook_stays_trusted_across_source_edits(tmp_path: Path) -> None:
-    notary = memory_notary(tmp_path)
-    text = notebook_text()
-    notary.sign(reads(text))
-    inner = InMemoryFilesystem({"t.ipynb": text})
-    fs = NotebookFilesystem(inner, notary=NbformatNotary(lambda: notary))
+    notary, inner, fs = trusting_fs(tmp_path, notebook_text())
     for old, new in [("y = 2", "y = 3"), ("y = 3", "y = 4\n# %% [code]\nz = 5"), ("# notes", "")]:
         notes = await edited(fs, old, new)
         assert not any("trusted" in note for note in notes)
@@ -161,11 +169,7 @@ async def test_a_trusted_notebook_stays_trusted_across_source_edits(tmp_path: Pa
 
 
 async def test_deleting_a_cell_and_clearing_outputs_keep_trust(tmp_path: Path) -> None:
-    notary = memory_notary(tmp_path)
-    text = notebook_text(html_in_b=True)
-    notary.sign(reads(text))
-    inner = InMemoryFilesystem({"t.ipynb": text})
-    fs = NotebookFilesystem(inner, notary=NbformatNotary(lambda: notary))
+    notary, inner, fs = trusting_fs(tmp_path, notebook_text(html_in_b=True))
     await edited(fs, "# %% [code] id=b\ny = 2\n", "")
     assert signed(notary, inner.get("t.ipynb"))
     await fs.write_outputs("t.ipynb", {"a": ((), None)})
@@ -176,9 +180,7 @@ async def test_deleting_a_cell_and_clearing_outputs_keep_trust(tmp_path: Path) -
 async def test_an_untrusted_notebook_stays_untrusted_and_nothing_is_stored(
     tmp_path: Path,
 ) -> None:
-    notary = memory_notary(tmp_path)
-    inner = InMemoryFilesystem({"t.ipynb": notebook_text()})
-    fs = NotebookFilesystem(inner, notary=NbformatNotary(lambda: notary))
+    notary, inner, fs = trusting_fs(tmp_path, notebook_text(), sign=False)
     assert await edited(fs, "y = 2", "y = 3") == ()
     ran = [{"output_type": "display_data", "data": HTML, "metadata": {}}]
     await fs.write_outputs("t.ipynb", {"b": (ran, 1)})
@@ -187,11 +189,7 @@ async def test_an_untrusted_notebook_stays_untrusted_and_nothing_is_stored(
 
 
 async def test_outputs_of_the_notebooks_own_run_keep_trust(tmp_path: Path) -> None:
-    notary = memory_notary(tmp_path)
-    text = notebook_text()
-    notary.sign(reads(text))
-    inner = InMemoryFilesystem({"t.ipynb": text})
-    fs = NotebookFilesystem(inner, notary=NbformatNotary(lambda: notary))
+    notary, inner, fs = trusting_fs(tmp_path, notebook_text())
     run = [{"output_type": "display_data", "data": {"text/html": "<i>ran</i>"}, "metadata": {}}]
     await fs.write_outputs("t.ipynb", {"b": (run, 1)})
     assert reads(inner.get("t.ipynb")).cells[1].outputs[0].data["text/html"] == "<i>ran</i>"
